@@ -1,0 +1,41 @@
+/** Plain JSON values, as stored in jsonb columns and sent to models. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** `READ` operations have no side effect; everything else is `WRITE` and leaves a ledger row. */
+export type Risk = 'READ' | 'WRITE';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type FieldLocation = 'path' | 'query' | 'header' | 'body';
+
+/** Renames below the top level of a body field: schema name -> wire name, recursively. */
+export interface NestedNames {
+  properties?: Record<string, { wireName: string; nested?: NestedNames }>;
+  items?: NestedNames;
+}
+
+/** One input field of an OpenAPI operation: where it goes and under which real name. */
+export interface FieldBinding {
+  /** The property name in the input schema declared to the model. */
+  name: string;
+  in: FieldLocation;
+  /** The real name on the wire (parameter name or body property name). */
+  wireName: string;
+  /** Renames inside an object or array body field, when any name had to be made to fit. */
+  nested?: NestedNames;
+}
+
+/** How an OpenAPI operation is called. Stored as jsonb on the Operation. */
+export interface OpenApiBinding {
+  method: HttpMethod;
+  /** The path template from the description, such as `/pets/{petId}`. */
+  path: string;
+  /** Absolute base address the path is appended to. */
+  baseUrl: string;
+  /** `null` when the operation takes no body. */
+  bodyEncoding: 'json' | 'form' | null;
+  /** True when the body is not an object and the single field `body` is the whole body. */
+  wholeBody: boolean;
+  fields: FieldBinding[];
+}
