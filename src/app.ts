@@ -1,0 +1,105 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ApiToken, Role } from './auth/api-token.entity.js';
+import { AuthService, mintToken } from './auth/auth.service.js';
+import type { Config } from './config.js';
+import { resolveSecretKey } from './connections/secret-key.js';
+import { SecretBox } from './connections/secrets.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
+import { migrate, openOrm } from './db/orm.js';
+import { buildAppSchema } from './graphql/schema.js';
+import { startHttpServer, type HttpServer } from './http/server.js';
+import type { Logger } from './logger.js';
+import type { Services } from './services.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface App {
+  services: Services;
+  http: HttpServer;
+  /** The admin token minted on first start, when this start minted one. */
+  firstAdminToken: string | null;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Counts SQL statements (tests and benchmarks). */
+  onQuery?: (sql: string) => void;
+  /** Skip minting the first admin token (tests mint their own). */
+  bootstrapAdmin?: boolean;
+}
+
+/** Opens the database (embedded when DATABASE_URL is unset), migrates, and builds the services. */
+export async function openDatabase(
+  config: Config,
+  logger: Logger,
+  onQuery?: (sql: string) => void,
+): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null }> {
+  let embedded: EmbeddedPostgres | null = null;
+  let url = config.databaseUrl;
+  if (url === null) {
+    embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg));
+    url = embedded.url;
+  }
+  try {
+    const orm = await openOrm({ databaseUrl: url, onQuery });
+    const applied = await migrate(orm);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    return { orm, embedded };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+/** On first start against a database with no tokens: mint an admin token, print it once, keep it. */
+async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger): Promise<string | null> {
+  const em = orm.em.fork();
+  if ((await em.count(ApiToken, {})) > 0) return null;
+  const { token } = await mintToken(em, { role: Role.ADMIN, label: 'first admin' });
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const path = join(config.dataDir, 'admin-token');
+  await writeFile(path, `${token}\n`, { mode: 0o600 });
+  // Printed once, on purpose: this is how a newcomer gets in. It is not a log line.
+  process.stdout.write(`\nFirst start: an admin token was created. It is also in ${path}\n\n  ${token}\n\n`);
+  logger.info({ path }, 'first admin token created');
+  return token;
+}
+
+export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
+  const { orm, embedded } = await openDatabase(config, logger, options.onQuery);
+  try {
+    const key = await resolveSecretKey(config.secretKey, config.dataDir);
+    const services: Services = {
+      config,
+      orm,
+      logger,
+      auth: new AuthService(),
+      secrets: new SecretBox(key),
+    };
+    const firstAdminToken = options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
+    const schema = await buildAppSchema();
+    const http = await startHttpServer(services, schema, { port: config.port, host: config.host });
+    logger.info({ url: http.url }, 'listening');
+    let stopping: Promise<void> | null = null;
+    return {
+      services,
+      http,
+      firstAdminToken,
+      stop: () => {
+        stopping ??= (async () => {
+          await http.close();
+          logger.debug('http server closed');
+          await orm.close();
+          logger.debug('database connections closed');
+          await embedded?.stop();
+          logger.debug('embedded PostgreSQL stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await orm.close();
+    await embedded?.stop();
+    throw err;
+  }
+}

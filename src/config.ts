@@ -1,0 +1,140 @@
+/**
+ * The only reader of `process.env`. Every variable is parsed and validated once at start; a bad
+ * value stops the process with one line that names the variable. README's configuration table
+ * lists the same variables with the same defaults.
+ */
+import { resolve } from 'node:path';
+
+export const DEFAULT_PORT = 4000;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_DATA_DIR = './.data';
+export const DEFAULT_LOG_LEVEL = 'info';
+export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's call budget
+export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
+export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  env: 'production' | 'development' | 'test';
+  /** Unset: embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | null;
+  port: number;
+  host: string;
+  dataDir: string;
+  /** 32-byte AES-256-GCM key for credentials; null means "generate and keep one in dataDir". */
+  secretKey: Buffer | null;
+  logLevel: LogLevel;
+  outbound: {
+    /** Hosts (name or name:port) allowed over http:// and to non-public addresses. */
+    allowHosts: string[];
+    /** Loopback addresses allowed (dev and test). */
+    allowLoopback: boolean;
+    timeoutMs: number;
+    maxBodyBytes: number;
+  };
+  toolResultMaxChars: number;
+  /** Public address of this service, for the OAuth redirect URI. */
+  publicUrl: string;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseSecretKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined || raw === '') return null;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) {
+    throw new ConfigError('SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
+  }
+  return key;
+}
+
+function parseDatabaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value may hold a password: never echo it.
+    throw new ConfigError('DATABASE_URL is not a valid URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
+    throw new ConfigError(`NODE_ENV must be production, development or test, got "${nodeEnv}"`);
+  }
+  const logLevel = (env.LOG_LEVEL ?? DEFAULT_LOG_LEVEL).toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const allowHosts = (env.OUTBOUND_ALLOW_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
+  for (const host of allowHosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(host)) {
+      throw new ConfigError(`OUTBOUND_ALLOW_HOSTS has an invalid host "${host}"`);
+    }
+  }
+  const port = int(env, 'PORT', DEFAULT_PORT, 0, 65_535);
+  const host = env.HOST && env.HOST !== '' ? env.HOST : DEFAULT_HOST;
+  const publicUrl = env.PUBLIC_URL && env.PUBLIC_URL !== '' ? env.PUBLIC_URL : `http://localhost:${port}`;
+  try {
+    const u = new URL(publicUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) address, got "${publicUrl}"`);
+  }
+  const secretKey = parseSecretKey(env.SECRET_KEY);
+  if (secretKey === null && nodeEnv === 'production') {
+    throw new ConfigError('SECRET_KEY must be set when NODE_ENV=production');
+  }
+  return {
+    env: nodeEnv,
+    databaseUrl: parseDatabaseUrl(env.DATABASE_URL),
+    port,
+    host,
+    dataDir: resolve(env.DATA_DIR && env.DATA_DIR !== '' ? env.DATA_DIR : DEFAULT_DATA_DIR),
+    secretKey,
+    logLevel: logLevel as LogLevel,
+    outbound: {
+      allowHosts,
+      allowLoopback: bool(env, 'OUTBOUND_ALLOW_LOOPBACK', nodeEnv !== 'production'),
+      timeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', DEFAULT_OUTBOUND_TIMEOUT_MS, 100, 120_000),
+      maxBodyBytes: int(env, 'OUTBOUND_MAX_BODY_BYTES', DEFAULT_OUTBOUND_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
+    },
+    toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
+  };
+}

@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
+
+/**
+ * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
+ * under vitest, and an explicit list works the same under tsx and a build.
+ */
+export const MIGRATIONS: MigrationObject[] = [
+  { name: 'Migration20261130000000Initial', class: Migration20261130000000Initial },
+];

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { ENTITIES } from './entities.js';
+import { MIGRATIONS } from './migrations.js';
+
+export interface OrmOptions {
+  databaseUrl: string;
+  /** Called with each SQL statement; used by tests and benchmarks to count statements. */
+  onQuery?: (sql: string) => void;
+  poolMax?: number;
+}
+
+export function ormConfig(options: OrmOptions): Options {
+  return defineConfig({
+    clientUrl: options.databaseUrl,
+    entities: ENTITIES,
+    extensions: [Migrator],
+    discovery: { disableDynamicFileAccess: true, requireEntitiesArray: true },
+    migrations: {
+      migrationsList: MIGRATIONS,
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+    },
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    // Statements are logged through onQuery only; MikroORM's own logger would print parameters.
+    debug: options.onQuery ? ['query'] : false,
+    logger: (message: string) => options.onQuery?.(message),
+    forceUtcTimezone: true,
+    ensureDatabase: false,
+    allowGlobalContext: false,
+  });
+}
+
+export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  return MikroORM.init(ormConfig(options));
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((m) => m.name);
+}
+
+export async function pendingMigrations(orm: MikroORM): Promise<number> {
+  return (await orm.getMigrator().getPendingMigrations()).length;
+}

@@ -1,0 +1,17 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.js';
+import type { Services } from '../services.js';
+import { createLoaders, type Loaders } from './loaders.js';
+
+/** Per request (HTTP) or per operation (WebSocket): a forked entity manager and fresh loaders. */
+export interface Context {
+  principal: Principal | null;
+  em: EntityManager;
+  loaders: Loaders;
+  services: Services;
+}
+
+export function createContext(services: Services, principal: Principal | null): Context {
+  const em = services.orm.em.fork() as EntityManager;
+  return { principal, em, loaders: createLoaders(em), services };
+}

@@ -1,0 +1,100 @@
+import type { EntityClass, EntityManager } from '@mikro-orm/postgresql';
+import DataLoader from 'dataloader';
+import { Assistant } from '../assistants/assistant.entity.js';
+import { Connection } from '../connections/connection.entity.js';
+import { Operation } from '../operations/operation.entity.js';
+import { Workspace } from '../workspaces/workspace.entity.js';
+
+/** A page of children per parent: `limit + 1` rows so the caller can tell whether more exist. */
+export interface ChildPageKey {
+  parentId: string;
+  limit: number;
+  after: string | null;
+  /** Extra equality filters on columns of the child table (column name → value). */
+  filters?: Record<string, string | boolean>;
+}
+
+/**
+ * Loads the first `limit + 1` children of many parents in ONE statement per distinct
+ * (limit, after, filters), with a window function, so a page of 100 parents costs the same SQL
+ * as a page of one.
+ */
+export async function loadChildPages<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  table: string,
+  parentColumn: string,
+  keys: readonly ChildPageKey[],
+  order: 'asc' | 'desc' = 'asc',
+): Promise<T[][]> {
+  const groups = new Map<string, ChildPageKey[]>();
+  for (const key of keys) {
+    const g = JSON.stringify([key.limit, key.after, key.filters ?? {}]);
+    const list = groups.get(g) ?? [];
+    list.push(key);
+    groups.set(g, list);
+  }
+  const byParent = new Map<string, T[]>();
+  for (const group of groups.values()) {
+    const first = group[0]!;
+    const parents = [...new Set(group.map((k) => k.parentId))];
+    const params: unknown[] = [...parents];
+    let where = `t."${parentColumn}" in (${parents.map(() => '?').join(', ')})`;
+    for (const [column, value] of Object.entries(first.filters ?? {})) {
+      if (!/^[a-z_]+$/.test(column)) throw new Error(`bad filter column ${column}`);
+      where += ` and t."${column}" = ?`;
+      params.push(value);
+    }
+    if (first.after !== null) {
+      where += ` and t."id" ${order === 'asc' ? '>' : '<'} ?`;
+      params.push(first.after);
+    }
+    params.push(first.limit + 1);
+    const sql =
+      `select * from (select t.*, row_number() over (partition by t."${parentColumn}" order by t."id" ${order}) as "rn__" ` +
+      `from "${table}" t where ${where}) s where s."rn__" <= ? order by s."${parentColumn}", s."rn__"`;
+    const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, params);
+    for (const row of rows) {
+      const parentId = row[parentColumn] as string;
+      delete row.rn__;
+      const list = byParent.get(parentId) ?? [];
+      list.push(em.map(entity, row as never));
+      byParent.set(parentId, list);
+    }
+  }
+  return keys.map((k) => byParent.get(k.parentId) ?? []);
+}
+
+function byIdLoader<T extends { id: string }>(em: EntityManager, entity: EntityClass<T>): DataLoader<string, T | null> {
+  return new DataLoader<string, T | null>(async (ids) => {
+    const rows = await em.find(entity, { id: { $in: [...ids] } } as never);
+    const map = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => map.get(id) ?? null);
+  });
+}
+
+function pageLoader<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  table: string,
+  parentColumn: string,
+  order: 'asc' | 'desc' = 'asc',
+): DataLoader<ChildPageKey, T[], string> {
+  return new DataLoader<ChildPageKey, T[], string>((keys) => loadChildPages(em, entity, table, parentColumn, keys, order), {
+    cacheKeyFn: (k) => JSON.stringify([k.parentId, k.limit, k.after, k.filters ?? {}]),
+  });
+}
+
+export function createLoaders(em: EntityManager) {
+  return {
+    workspace: byIdLoader(em, Workspace),
+    assistant: byIdLoader(em, Assistant),
+    connection: byIdLoader(em, Connection),
+    operation: byIdLoader(em, Operation),
+    connectionsOfWorkspace: pageLoader(em, Connection, 'connection', 'workspace_id'),
+    assistantsOfWorkspace: pageLoader(em, Assistant, 'assistant', 'workspace_id'),
+    operationsOfConnection: pageLoader(em, Operation, 'operation', 'connection_id'),
+  };
+}
+
+export type Loaders = ReturnType<typeof createLoaders>;

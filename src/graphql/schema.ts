@@ -1,0 +1,31 @@
+import 'reflect-metadata';
+import type { GraphQLSchema } from 'graphql';
+import { buildSchema, type NonEmptyArray } from 'type-graphql';
+import { AssistantResolver } from '../assistants/assistant.resolver.js';
+import { ConnectionResolver } from '../connections/connection.resolver.js';
+import { OperationResolver } from '../operations/operation.resolver.js';
+import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
+import { authChecker } from './auth-checker.js';
+import { ViewerResolver } from './viewer.resolver.js';
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+export const RESOLVERS: NonEmptyArray<Function> = [
+  ViewerResolver,
+  WorkspaceResolver,
+  AssistantResolver,
+  ConnectionResolver,
+  OperationResolver,
+];
+
+let built: GraphQLSchema | null = null;
+
+/** The code-first schema. Built once per process: type-graphql metadata is global. */
+export async function buildAppSchema(): Promise<GraphQLSchema> {
+  built ??= await buildSchema({
+    resolvers: RESOLVERS,
+    authChecker,
+    validate: false,
+    emitSchemaFile: false,
+  });
+  return built;
+}

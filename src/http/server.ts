@@ -1,0 +1,229 @@
+import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { GraphQLError, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { bearerToken } from '../auth/tokens.js';
+import { createContext, type Context } from '../graphql/context.js';
+import { limitRules } from '../graphql/limits.js';
+import { pendingMigrations } from '../db/orm.js';
+import type { Services } from '../services.js';
+
+/** The largest request body read: a 5 MiB description, JSON-escaped, fits with room to spare. */
+export const MAX_REQUEST_BODY_BYTES = 16 * 1024 * 1024;
+const GRAPHQL_PATH = '/graphql';
+
+/** Extra routes (such as the OAuth callback) mounted by app.ts. */
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
+
+const PASSTHROUGH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT']);
+const INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_REQUEST', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE']);
+
+/**
+ * Masks everything that is not one of our coded errors: internal messages (driver text, stack
+ * traces, upstream bodies) are logged, never shown.
+ */
+export function formatErrorFor(services: Pick<Services, 'logger'>) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const code = formatted.extensions?.code as string | undefined;
+    if (code && PASSTHROUGH_CODES.has(code)) {
+      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
+    }
+    if (code && INPUT_CODES.has(code)) {
+      return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
+    }
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    services.logger.error({ err: original, path: formatted.path }, 'internal error in a GraphQL request');
+    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL' } };
+  };
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > limit) return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export interface HttpServer {
+  server: Server;
+  url: string;
+  wsUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startHttpServer(
+  services: Services,
+  schema: GraphQLSchema,
+  options: { port: number; host: string; routes?: Record<string, RouteHandler> },
+): Promise<HttpServer> {
+  const { logger } = services;
+  const httpServer = createServer();
+  const rules = limitRules();
+  const apollo = new ApolloServer<Context>({
+    schema,
+    validationRules: rules,
+    formatError: formatErrorFor(services),
+    includeStacktraceInErrorResponses: false,
+    introspection: true,
+    csrfPrevention: true,
+    // main.ts owns the signals: it drains HTTP, then closes the database, in that order.
+    stopOnTerminationSignals: false,
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginLandingPageDisabled()],
+  });
+  await apollo.start();
+
+  const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH, maxPayload: 1024 * 1024 });
+  const wsCleanup = useServer<Record<string, unknown>, { principal?: Context['principal'] }>(
+    {
+      schema,
+      onConnect: async (ctx) => {
+        const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization ?? ctx.connectionParams?.token;
+        const token = typeof raw === 'string' ? (bearerToken(raw) ?? raw) : null;
+        const principal = await services.auth.authenticate(services.orm.em.fork() as Context['em'], token);
+        if (!principal) return false; // closes with 4403 Forbidden
+        ctx.extra.principal = principal;
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError('the query could not be parsed')];
+        }
+        // Apollo's validationRules do not reach graphql-ws: apply the same limits here.
+        const errors = validate(schema, document, [...specifiedRules, ...rules]);
+        if (errors.length > 0) return errors;
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: createContext(services, ctx.extra.principal ?? null),
+        };
+      },
+      onError: (_ctx, _id, _payload, errors) => {
+        for (const e of errors) {
+          const code = e.extensions?.code as string | undefined;
+          if (!code || !PASSTHROUGH_CODES.has(code)) logger.warn({ err: e }, 'subscription error');
+        }
+      },
+    },
+    wsServer,
+  );
+
+  const routes = options.routes ?? {};
+  let draining = false;
+
+  httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'http://internal');
+    res.on('finish', () => {
+      logger.info(
+        {
+          method: req.method,
+          path: url.pathname,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        },
+        'request',
+      );
+    });
+    void handle(req, res, url).catch((err: unknown) => {
+      logger.error({ err }, 'unhandled error in request');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    if (url.pathname === '/healthz') return sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' });
+    if (url.pathname === '/readyz') {
+      try {
+        await services.orm.em.getConnection().execute('select 1');
+        const pending = await pendingMigrations(services.orm);
+        if (pending > 0 || draining) return sendJson(res, 503, { status: 'not ready', pendingMigrations: pending, draining });
+        return sendJson(res, 200, { status: 'ready' });
+      } catch {
+        return sendJson(res, 503, { status: 'not ready', database: 'unreachable' });
+      }
+    }
+    const route = routes[url.pathname];
+    if (route) return route(req, res, url);
+    if (url.pathname !== GRAPHQL_PATH) return sendJson(res, 404, { error: 'not found' });
+
+    const body = req.method === 'POST' ? await readBody(req, MAX_REQUEST_BODY_BYTES) : '';
+    if (body === null) return sendJson(res, 413, { errors: [{ message: `request body over ${MAX_REQUEST_BODY_BYTES} bytes`, extensions: { code: 'BAD_USER_INPUT' } }] });
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    let parsedBody: unknown = undefined;
+    if (body !== '') {
+      try {
+        parsedBody = JSON.parse(body);
+      } catch {
+        return sendJson(res, 400, { errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'BAD_USER_INPUT' } }] });
+      }
+    }
+    const httpGraphQLRequest: HTTPGraphQLRequest = { method: req.method ?? 'GET', headers, search: url.search, body: parsedBody };
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest,
+      context: async () => {
+        const ctx = createContext(services, null);
+        ctx.principal = await services.auth.authenticate(ctx.em, bearerToken(req.headers.authorization));
+        return ctx;
+      },
+    });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  }
+
+  await new Promise<void>((resolveListen, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port, options.host, () => resolveListen());
+  });
+  const address = httpServer.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const base = `http://${host}:${address.port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    server: httpServer,
+    url: `${base}${GRAPHQL_PATH}`,
+    wsUrl: `ws://${host}:${address.port}${GRAPHQL_PATH}`,
+    close: () => {
+      closing ??= (async () => {
+        draining = true;
+        for (const client of wsServer.clients) client.close(1001, 'server shutting down');
+        await wsCleanup.dispose();
+        await new Promise<void>((r) => wsServer.close(() => r()));
+        // Apollo's drain plugin stops accepting, lets in-flight requests finish, then closes.
+        await apollo.stop();
+      })();
+      return closing;
+    },
+  };
+}

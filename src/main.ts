@@ -1,0 +1,43 @@
+import 'reflect-metadata';
+import { startApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`configuration error: ${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+const logger = createLogger(config.logLevel);
+
+try {
+  const app = await startApp(config, logger);
+  let signalled = false;
+  const shutdown = (signal: string): void => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + 5_000);
+    force.unref();
+    app.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+} catch (err) {
+  logger.fatal({ err }, 'could not start');
+  process.exit(1);
+}

@@ -1,0 +1,126 @@
+import { Entity, Enum, Index, ManyToOne, PrimaryKey, Property, Unique, type Opt, type Ref } from '@mikro-orm/core';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, ObjectType, registerEnumType } from 'type-graphql';
+import { Connection } from '../connections/connection.entity.js';
+import { uuidv7 } from '../db/ids.js';
+import { Node, toGlobalId } from '../graphql/node.js';
+import { Workspace } from '../workspaces/workspace.entity.js';
+import type { JsonObject, OpenApiBinding } from './types.js';
+
+export enum RiskLevel {
+  READ = 'READ',
+  WRITE = 'WRITE',
+}
+registerEnumType(RiskLevel, { name: 'Risk', description: 'READ has no side effect; WRITE calls leave a ledger row.' });
+
+/** One tool of a connection. */
+@Entity({ tableName: 'operation' })
+@Unique({ properties: ['workspace', 'key'] })
+@Unique({ properties: ['connection', 'name'] })
+@ObjectType({ implements: Node })
+export class Operation extends Node {
+  @PrimaryKey({ type: 'uuid' })
+  id: string = uuidv7();
+
+  @ManyToOne(() => Workspace, { ref: true, deleteRule: 'cascade' })
+  workspace: Ref<Workspace>;
+
+  @Index()
+  @ManyToOne(() => Connection, { ref: true, deleteRule: 'cascade' })
+  connection: Ref<Connection>;
+
+  @Field(() => String, { description: '`connector.<connection>.<operation>`, fixed when first found.' })
+  @Property({ type: 'string', length: 300 })
+  key: string;
+
+  @Field(() => String, { description: 'The bare name that goes on the wire.' })
+  @Property({ type: 'text' })
+  name: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  title: string | null = null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  description: string | null = null;
+
+  @Field(() => GraphQLJSONObject)
+  @Property({ type: 'json' })
+  inputSchema: JsonObject;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  annotations: JsonObject | null = null;
+
+  @Field(() => RiskLevel)
+  @Enum({ items: () => RiskLevel })
+  risk: RiskLevel;
+
+  @Field(() => Boolean, { description: 'The risk was set by an admin and survives refreshes.' })
+  @Property({ type: 'boolean' })
+  riskSetByAdmin: boolean & Opt = false;
+
+  /** The source's own risk, kept so that clearRisk can hand the risk back. */
+  @Field(() => RiskLevel)
+  @Enum({ items: () => RiskLevel })
+  sourceRisk: RiskLevel;
+
+  @Field(() => Boolean, { description: "The operator's switch." })
+  @Property({ type: 'boolean' })
+  enabled: boolean;
+
+  @Field(() => Boolean, { description: 'Safe to retry after a timeout (idempotentHint).' })
+  @Property({ type: 'boolean' })
+  idempotent: boolean & Opt = false;
+
+  @Field(() => Boolean, { description: 'Open review reasons exist; only an admin can enable it.' })
+  @Property({ type: 'boolean' })
+  needsReview: boolean & Opt = false;
+
+  /** OpenAPI only: how the operation is called. */
+  @Property({ type: 'json', nullable: true })
+  binding: OpenApiBinding | null = null;
+
+  @Field(() => Date)
+  @Property({ type: 'datetime' })
+  createdAt: Date & Opt = new Date();
+
+  @Field(() => Date)
+  @Property({ type: 'datetime', onUpdate: () => new Date() })
+  updatedAt: Date & Opt = new Date();
+
+  constructor(init: {
+    workspace: Ref<Workspace>;
+    connection: Ref<Connection>;
+    key: string;
+    name: string;
+    inputSchema: JsonObject;
+    risk: RiskLevel;
+    enabled: boolean;
+  }) {
+    super();
+    this.workspace = init.workspace;
+    this.connection = init.connection;
+    this.key = init.key;
+    this.name = init.name;
+    this.inputSchema = init.inputSchema;
+    this.risk = init.risk;
+    this.sourceRisk = init.risk;
+    this.enabled = init.enabled;
+  }
+
+  override get nodeId(): string {
+    return toGlobalId('Operation', this.id);
+  }
+
+  @Field(() => String, { nullable: true, description: 'OpenAPI: the HTTP method.' })
+  get method(): string | null {
+    return this.binding?.method ?? null;
+  }
+
+  @Field(() => String, { nullable: true, description: 'OpenAPI: the path template.' })
+  get path(): string | null {
+    return this.binding?.path ?? null;
+  }
+}

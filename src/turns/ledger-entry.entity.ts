@@ -1,0 +1,81 @@
+import { Entity, Enum, Index, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { uuidv7 } from '../db/ids.js';
+import { Node, toGlobalId } from '../graphql/node.js';
+import type { JsonObject } from '../operations/types.js';
+import { CallStatus } from './turn-call.entity.js';
+
+/**
+ * Append-only record of a side-effecting (WRITE) call, whatever its outcome. A trigger refuses
+ * UPDATE and DELETE. It holds plain ids rather than foreign keys, so that deleting an operation
+ * or connection never needs to touch it.
+ */
+@Entity({ tableName: 'ledger_entry' })
+@Index({ properties: ['workspaceId', 'id'] })
+@ObjectType({ implements: Node })
+export class LedgerEntry extends Node {
+  @PrimaryKey({ type: 'uuid' })
+  id: string = uuidv7();
+
+  @Property({ type: 'uuid' })
+  workspaceId: string;
+
+  @Property({ type: 'uuid' })
+  assistantId: string;
+
+  @Property({ type: 'uuid' })
+  turnId: string;
+
+  @Property({ type: 'uuid' })
+  turnCallId: string;
+
+  @Property({ type: 'uuid', nullable: true })
+  connectionId: string | null;
+
+  @Property({ type: 'uuid', nullable: true })
+  operationId: string | null;
+
+  @Field(() => String)
+  @Property({ type: 'string', length: 300 })
+  operationKey: string;
+
+  @Field(() => GraphQLJSONObject)
+  @Property({ type: 'json' })
+  arguments: JsonObject;
+
+  @Field(() => CallStatus)
+  @Enum({ items: () => CallStatus })
+  status: CallStatus;
+
+  @Field(() => Int)
+  @Property({ type: 'integer' })
+  attempts: number;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  message: string | null;
+
+  @Field(() => Date)
+  @Property({ type: 'datetime' })
+  createdAt: Date & Opt = new Date();
+
+  constructor(init: Omit<LedgerEntry, 'id' | 'createdAt' | 'nodeId'>) {
+    super();
+    this.workspaceId = init.workspaceId;
+    this.assistantId = init.assistantId;
+    this.turnId = init.turnId;
+    this.turnCallId = init.turnCallId;
+    this.connectionId = init.connectionId;
+    this.operationId = init.operationId;
+    this.operationKey = init.operationKey;
+    this.arguments = init.arguments;
+    this.status = init.status;
+    this.attempts = init.attempts;
+    this.message = init.message;
+  }
+
+  override get nodeId(): string {
+    return toGlobalId('LedgerEntry', this.id);
+  }
+}

@@ -1,0 +1,110 @@
+import { Entity, Enum, ManyToOne, PrimaryKey, Property, Unique, type Opt, type Ref } from '@mikro-orm/core';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { uuidv7 } from '../db/ids.js';
+import { Node, toGlobalId } from '../graphql/node.js';
+import { Operation, RiskLevel } from '../operations/operation.entity.js';
+import type { JsonObject } from '../operations/types.js';
+import { Workspace } from '../workspaces/workspace.entity.js';
+import { Turn } from './turn.entity.js';
+
+export enum CallStatus {
+  RUNNING = 'RUNNING',
+  SUCCEEDED = 'SUCCEEDED',
+  /** The tool said isError, or the API answered with a status of 400 or more. */
+  TOOL_ERROR = 'TOOL_ERROR',
+  UPSTREAM_ERROR = 'UPSTREAM_ERROR',
+  TIMEOUT = 'TIMEOUT',
+  /** Bad arguments: stopped before any request was made. */
+  REJECTED = 'REJECTED',
+  /** Unknown name, or a gate is off. */
+  UNAVAILABLE = 'UNAVAILABLE',
+}
+registerEnumType(CallStatus, { name: 'CallStatus' });
+
+/** One tool call in a turn. History outlives a deleted operation: the key is kept as a string. */
+@Entity({ tableName: 'turn_call' })
+@Unique({ properties: ['turn', 'seq'] })
+@ObjectType({ implements: Node })
+export class TurnCall extends Node {
+  @PrimaryKey({ type: 'uuid' })
+  id: string = uuidv7();
+
+  @ManyToOne(() => Turn, { ref: true, deleteRule: 'cascade' })
+  turn: Ref<Turn>;
+
+  @ManyToOne(() => Workspace, { ref: true, deleteRule: 'cascade' })
+  workspace: Ref<Workspace>;
+
+  @Field(() => Int, { description: 'Order within the turn, from 1.' })
+  @Property({ type: 'integer' })
+  seq: number;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'string', length: 300, nullable: true })
+  operationKey: string | null;
+
+  @ManyToOne(() => Operation, { ref: true, nullable: true, deleteRule: 'set null' })
+  operation: Ref<Operation> | null;
+
+  @Field(() => String, { description: 'The name the model called.' })
+  @Property({ type: 'string', length: 200 })
+  declaredName: string;
+
+  @Field(() => GraphQLJSONObject)
+  @Property({ type: 'json' })
+  arguments: JsonObject;
+
+  @Field(() => CallStatus)
+  @Enum({ items: () => CallStatus })
+  status: CallStatus & Opt = CallStatus.RUNNING;
+
+  @Field(() => String, { nullable: true, description: 'What the model was told, for failures.' })
+  @Property({ type: 'text', nullable: true })
+  message: string | null = null;
+
+  @Field(() => Int)
+  @Property({ type: 'integer' })
+  attempts: number & Opt = 0;
+
+  @Field(() => Int, { nullable: true })
+  @Property({ type: 'integer', nullable: true })
+  durationMs: number | null = null;
+
+  @Field(() => RiskLevel, { nullable: true })
+  @Enum({ items: () => RiskLevel, nullable: true })
+  risk: RiskLevel | null;
+
+  @Field(() => Date)
+  @Property({ type: 'datetime' })
+  startedAt: Date & Opt = new Date();
+
+  @Field(() => Date, { nullable: true })
+  @Property({ type: 'datetime', nullable: true })
+  finishedAt: Date | null = null;
+
+  constructor(init: {
+    turn: Ref<Turn>;
+    workspace: Ref<Workspace>;
+    seq: number;
+    declaredName: string;
+    arguments: JsonObject;
+    operation: Ref<Operation> | null;
+    operationKey: string | null;
+    risk: RiskLevel | null;
+  }) {
+    super();
+    this.turn = init.turn;
+    this.workspace = init.workspace;
+    this.seq = init.seq;
+    this.declaredName = init.declaredName;
+    this.arguments = init.arguments;
+    this.operation = init.operation;
+    this.operationKey = init.operationKey;
+    this.risk = init.risk;
+  }
+
+  override get nodeId(): string {
+    return toGlobalId('TurnCall', this.id);
+  }
+}

@@ -1,0 +1,60 @@
+import { Entity, Index, ManyToOne, PrimaryKey, Property, type Opt, type Ref } from '@mikro-orm/core';
+import { Field, ObjectType } from 'type-graphql';
+import { Assistant } from '../assistants/assistant.entity.js';
+import { uuidv7 } from '../db/ids.js';
+import { Node, toGlobalId } from '../graphql/node.js';
+import type { JsonObject } from '../operations/types.js';
+import { Workspace } from '../workspaces/workspace.entity.js';
+
+/** One declared tool, as the model saw it. */
+export interface DeclaredToolRecord {
+  name: string;
+  description: string;
+  inputSchema: JsonObject;
+  /** Null for built-ins and finish_turn. */
+  operationId: string | null;
+  operationKey: string | null;
+}
+
+/** One turn of a conversation: the tools declared to the model, and the calls made. */
+@Entity({ tableName: 'turn' })
+@Index({ properties: ['assistant', 'conversationId'] })
+@ObjectType({ implements: Node })
+export class Turn extends Node {
+  @PrimaryKey({ type: 'uuid' })
+  id: string = uuidv7();
+
+  @Index()
+  @ManyToOne(() => Workspace, { ref: true, deleteRule: 'cascade' })
+  workspace: Ref<Workspace>;
+
+  @ManyToOne(() => Assistant, { ref: true, deleteRule: 'cascade' })
+  assistant: Ref<Assistant>;
+
+  @Field(() => String)
+  @Property({ type: 'string', length: 200 })
+  conversationId: string;
+
+  @Field(() => Date)
+  @Property({ type: 'datetime' })
+  startedAt: Date & Opt = new Date();
+
+  @Field(() => Date, { nullable: true })
+  @Property({ type: 'datetime', nullable: true })
+  finishedAt: Date | null = null;
+
+  @Property({ type: 'json' })
+  declaredTools: DeclaredToolRecord[];
+
+  constructor(workspace: Ref<Workspace>, assistant: Ref<Assistant>, conversationId: string, declaredTools: DeclaredToolRecord[]) {
+    super();
+    this.workspace = workspace;
+    this.assistant = assistant;
+    this.conversationId = conversationId;
+    this.declaredTools = declaredTools;
+  }
+
+  override get nodeId(): string {
+    return toGlobalId('Turn', this.id);
+  }
+}

@@ -1,0 +1,97 @@
+import { Arg, Args, Authorized, Ctx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Assistant } from '../assistants/assistant.entity.js';
+import { Role } from '../auth/api-token.entity.js';
+import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
+import { audit } from '../audit/audit.js';
+import { Connection } from '../connections/connection.entity.js';
+import type { Context } from '../graphql/context.js';
+import { notFound } from '../graphql/errors.js';
+import { idOf } from '../graphql/node.js';
+import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
+import { UserError } from '../graphql/user-error.js';
+import { Workspace } from './workspace.entity.js';
+
+export const WorkspaceConnection = connectionType('Workspace', Workspace);
+export const AssistantConnectionPage = connectionType('Assistant', Assistant);
+export const ConnectionConnection = connectionType('Connection', Connection);
+
+@InputType()
+export class CreateWorkspaceInput {
+  @Field(() => String)
+  name!: string;
+}
+
+@ObjectType()
+export class CreateWorkspacePayload {
+  @Field(() => Workspace, { nullable: true })
+  workspace!: Workspace | null;
+
+  @Field(() => [UserError])
+  userErrors!: UserError[];
+}
+
+export function checkName(name: string, field: string[]): UserError | null {
+  const trimmed = name.trim();
+  if (trimmed.length === 0) return new UserError(field, 'must not be empty', 'REQUIRED');
+  if (trimmed.length > 200) return new UserError(field, 'must be at most 200 characters', 'TOO_LONG');
+  return null;
+}
+
+@Resolver(() => Workspace)
+export class WorkspaceResolver {
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
+  @Query(() => WorkspaceConnection, { description: 'All workspaces; a customer sees only its own.' })
+  async workspaces(@Args(() => PageArgsType) args: PageArgsType, @Ctx() ctx: Context): Promise<Page<Workspace>> {
+    const { limit, after } = pageWindow(args);
+    const scope = scopedWorkspace(ctx.principal!);
+    const where: Record<string, unknown> = {};
+    if (scope !== null) where.id = scope;
+    if (after) where.id = scope !== null ? { $eq: scope, $gt: after } : { $gt: after };
+    const rows = await ctx.em.find(Workspace, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
+    return toPage(rows, limit, (w) => w.id);
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
+  @Query(() => Workspace)
+  async workspace(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Workspace> {
+    const workspace = await ctx.loaders.workspace.load(idOf(id, 'Workspace', 'workspace'));
+    if (!workspace) throw notFound('workspace');
+    assertWorkspace(ctx.principal!, workspace.id, 'workspace');
+    return workspace;
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => CreateWorkspacePayload)
+  async createWorkspace(
+    @Arg('input', () => CreateWorkspaceInput) input: CreateWorkspaceInput,
+    @Ctx() ctx: Context,
+  ): Promise<CreateWorkspacePayload> {
+    const error = checkName(input.name, ['input', 'name']);
+    if (error) return { workspace: null, userErrors: [error] };
+    const workspace = new Workspace(input.name.trim());
+    ctx.em.persist(workspace);
+    audit(ctx.em, ctx.principal!, {
+      workspaceId: workspace.id,
+      action: 'CREATE_WORKSPACE',
+      targetType: 'Workspace',
+      targetId: workspace.nodeId,
+      after: { name: workspace.name },
+    });
+    await ctx.em.flush();
+    return { workspace, userErrors: [] };
+  }
+
+  @FieldResolver(() => AssistantConnectionPage)
+  async assistants(@Root() workspace: Workspace, @Args(() => PageArgsType) args: PageArgsType, @Ctx() ctx: Context): Promise<Page<Assistant>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.assistantsOfWorkspace.load({ parentId: workspace.id, limit, after });
+    return toPage(rows, limit, (a) => a.id);
+  }
+
+  @FieldResolver(() => ConnectionConnection)
+  async connections(@Root() workspace: Workspace, @Args(() => PageArgsType) args: PageArgsType, @Ctx() ctx: Context): Promise<Page<Connection>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.connectionsOfWorkspace.load({ parentId: workspace.id, limit, after });
+    return toPage(rows, limit, (c) => c.id);
+  }
+}
