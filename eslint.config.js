@@ -21,13 +21,22 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true },
+      ],
       '@typescript-eslint/only-throw-error': 'off',
     },
   },
   {
     // Entities use decorators whose emitted metadata needs value imports of the decorated types.
-    files: ['src/**/*.entity.ts', 'src/**/*.resolver.ts', 'src/**/*.input.ts', 'src/**/*.type.ts', 'src/graphql/**/*.ts'],
+    files: [
+      'src/**/*.entity.ts',
+      'src/**/*.resolver.ts',
+      'src/**/*.input.ts',
+      'src/**/*.type.ts',
+      'src/graphql/**/*.ts',
+    ],
     rules: { '@typescript-eslint/consistent-type-imports': 'off' },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },

@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const available = (await readdir(here)).filter((f) => f.endsWith('.bench.ts')).map((f) => f.slice(0, -'.bench.ts'.length));
+const available = (await readdir(here))
+  .filter((f) => f.endsWith('.bench.ts'))
+  .map((f) => f.slice(0, -'.bench.ts'.length));
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : available;
 for (const name of names) {

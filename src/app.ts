@@ -76,7 +76,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       auth: new AuthService(),
       secrets: new SecretBox(key),
     };
-    const firstAdminToken = options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
+    const firstAdminToken =
+      options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
     const http = await startHttpServer(services, schema, { port: config.port, host: config.host });
     logger.info({ url: http.url }, 'listening');

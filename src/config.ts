@@ -52,7 +52,8 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
 }
 
@@ -83,7 +84,9 @@ function parseDatabaseUrl(raw: string | undefined): string | null {
     throw new ConfigError('DATABASE_URL is not a valid URL');
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+    throw new ConfigError(
+      `DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`,
+    );
   }
   return raw;
 }
@@ -131,7 +134,13 @@ export function loadConfig(env: Env = process.env): Config {
       allowHosts,
       allowLoopback: bool(env, 'OUTBOUND_ALLOW_LOOPBACK', nodeEnv !== 'production'),
       timeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', DEFAULT_OUTBOUND_TIMEOUT_MS, 100, 120_000),
-      maxBodyBytes: int(env, 'OUTBOUND_MAX_BODY_BYTES', DEFAULT_OUTBOUND_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
+      maxBodyBytes: int(
+        env,
+        'OUTBOUND_MAX_BODY_BYTES',
+        DEFAULT_OUTBOUND_MAX_BODY_BYTES,
+        1024,
+        64 * 1024 * 1024,
+      ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
     publicUrl: publicUrl.replace(/\/+$/, ''),

@@ -19,7 +19,12 @@ export const REDACT_PATHS = [
 
 export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
   return pino(
-    { level, base: undefined, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime },
+    {
+      level,
+      base: undefined,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
     destination as pino.DestinationStream | undefined,
   );
 }

@@ -1,4 +1,17 @@
-import { Arg, Authorized, Ctx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import {
+  Arg,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  InputType,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace } from '../auth/scope.js';
 import { audit } from '../audit/audit.js';
@@ -49,7 +62,10 @@ export class AssistantResolver {
     if (!workspace) throw notFound('workspace');
     const error = checkName(input.name, ['input', 'name']);
     if (error) return { assistant: null, userErrors: [error] };
-    const assistant = new Assistant(ctx.em.getReference(Workspace, workspace.id, { wrapped: true }), input.name.trim());
+    const assistant = new Assistant(
+      ctx.em.getReference(Workspace, workspace.id, { wrapped: true }),
+      input.name.trim(),
+    );
     ctx.em.persist(assistant);
     audit(ctx.em, ctx.principal!, {
       workspaceId: workspace.id,

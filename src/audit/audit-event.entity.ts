@@ -20,7 +20,9 @@ export class AuditEvent extends Node {
   @Property({ type: 'string', length: 200 })
   actor: string;
 
-  @Field(() => String, { description: 'Such as CONNECT, DISCOVER, ENABLE, DISABLE, REVIEW_ENABLE, SET_RISK.' })
+  @Field(() => String, {
+    description: 'Such as CONNECT, DISCOVER, ENABLE, DISABLE, REVIEW_ENABLE, SET_RISK.',
+  })
   @Property({ type: 'string', length: 64 })
   action: string;
 

@@ -7,7 +7,14 @@ import { AuditEvent } from './audit-event.entity.js';
 export function audit(
   em: EntityManager,
   principal: Principal,
-  entry: { workspaceId: string | null; action: string; targetType: string; targetId: string; before?: JsonValue; after?: JsonValue },
+  entry: {
+    workspaceId: string | null;
+    action: string;
+    targetType: string;
+    targetId: string;
+    before?: JsonValue;
+    after?: JsonValue;
+  },
 ): AuditEvent {
   const event = new AuditEvent({
     workspaceId: entry.workspaceId,

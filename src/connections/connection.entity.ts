@@ -1,4 +1,14 @@
-import { Entity, Enum, Index, ManyToOne, PrimaryKey, Property, Unique, type Opt, type Ref } from '@mikro-orm/core';
+import {
+  Entity,
+  Enum,
+  Index,
+  ManyToOne,
+  PrimaryKey,
+  Property,
+  Unique,
+  type Opt,
+  type Ref,
+} from '@mikro-orm/core';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
@@ -38,7 +48,10 @@ export class CredentialInfo {
   @Field(() => CredentialKind)
   kind!: CredentialKind;
 
-  @Field(() => String, { nullable: true, description: 'The header the key is sent in; null means Authorization: Bearer.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The header the key is sent in; null means Authorization: Bearer.',
+  })
   headerName!: string | null;
 
   @Field(() => String, { nullable: true, description: 'The last 4 characters of the key.' })
@@ -72,7 +85,10 @@ export class Connection extends Node {
   @Property({ type: 'text', nullable: true })
   endpointUrl: string | null = null;
 
-  @Field(() => String, { nullable: true, description: 'OpenAPI: the address the description is fetched from.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'OpenAPI: the address the description is fetched from.',
+  })
   @Property({ type: 'text', nullable: true })
   descriptionUrl: string | null = null;
 

@@ -24,7 +24,10 @@ export class CreateConnectionInput {
   @Field(() => String)
   name!: string;
 
-  @Field(() => String, { nullable: true, description: 'Defaults to the name in snake_case. Fixed after creation.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Defaults to the name in snake_case. Fixed after creation.',
+  })
   slug?: string | null;
 
   @Field(() => String, { nullable: true, description: 'MCP: the Streamable HTTP endpoint.' })
@@ -33,13 +36,19 @@ export class CreateConnectionInput {
   @Field(() => String, { nullable: true, description: 'OPENAPI: where to fetch the description.' })
   descriptionUrl?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'OPENAPI: the description itself, JSON or YAML, at most 5 MiB.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'OPENAPI: the description itself, JSON or YAML, at most 5 MiB.',
+  })
   descriptionText?: string | null;
 
   @Field(() => String, { nullable: true, description: 'OPENAPI: base address override; https:// only.' })
   baseUrl?: string | null;
 
-  @Field(() => Int, { nullable: true, description: 'Per-attempt call timeout in ms (100…60000); default 10000.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Per-attempt call timeout in ms (100…60000); default 10000.',
+  })
   timeoutMs?: number | null;
 
   @Field(() => CredentialInput, { nullable: true })

@@ -1,4 +1,18 @@
-import { Arg, Args, ArgsType, Authorized, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import {
+  Arg,
+  Args,
+  ArgsType,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace } from '../auth/scope.js';
 import type { Context } from '../graphql/context.js';
@@ -10,7 +24,12 @@ import { Operation, RiskLevel } from '../operations/operation.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Connection } from './connection.entity.js';
 import { CreateConnectionInput, DeleteConnectionInput, UpdateConnectionInput } from './connection.input.js';
-import { createConnection, deleteConnection, updateConnection, type ConnectionResult } from './connection.service.js';
+import {
+  createConnection,
+  deleteConnection,
+  updateConnection,
+  type ConnectionResult,
+} from './connection.service.js';
 
 export const OperationConnection = connectionType('Operation', Operation);
 
@@ -22,7 +41,10 @@ export class OperationFilterArgs extends PageArgsType {
   @Field(() => RiskLevel, { nullable: true })
   risk?: RiskLevel | null;
 
-  @Field(() => Boolean, { nullable: true, description: 'Only operations with (true) or without (false) open review reasons.' })
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Only operations with (true) or without (false) open review reasons.',
+  })
   needsReview?: boolean | null;
 }
 
@@ -76,7 +98,9 @@ export class ConnectionResolver {
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
-  @Mutation(() => ConnectionPayload, { description: 'Saves a tool source. The first discovery runs at once.' })
+  @Mutation(() => ConnectionPayload, {
+    description: 'Saves a tool source. The first discovery runs at once.',
+  })
   async createConnection(
     @Arg('input', () => CreateConnectionInput) input: CreateConnectionInput,
     @Ctx() ctx: Context,
@@ -97,7 +121,9 @@ export class ConnectionResolver {
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
-  @Mutation(() => DeleteConnectionPayload, { description: 'Deletes the connection and its operations. Call history stays.' })
+  @Mutation(() => DeleteConnectionPayload, {
+    description: 'Deletes the connection and its operations. Call history stays.',
+  })
   async deleteConnection(
     @Arg('input', () => DeleteConnectionInput) input: DeleteConnectionInput,
     @Ctx() ctx: Context,

@@ -77,24 +77,43 @@ function checkSource(
   };
   if (kind === ConnectionKind.MCP) {
     if (input.endpointUrl != null) push(checkSourceUrl(input.endpointUrl, policy, ['input', 'endpointUrl']));
-    else if (creating) push({ field: ['input', 'endpointUrl'], code: 'REQUIRED', message: 'an MCP connection needs an endpoint URL' });
+    else if (creating)
+      push({
+        field: ['input', 'endpointUrl'],
+        code: 'REQUIRED',
+        message: 'an MCP connection needs an endpoint URL',
+      });
     for (const f of ['descriptionUrl', 'descriptionText', 'baseUrl'] as const) {
-      if (input[f] != null) push({ field: ['input', f], code: 'NOT_APPLICABLE', message: 'only OpenAPI connections take this' });
+      if (input[f] != null)
+        push({ field: ['input', f], code: 'NOT_APPLICABLE', message: 'only OpenAPI connections take this' });
     }
   } else {
     if (input.endpointUrl != null) {
-      push({ field: ['input', 'endpointUrl'], code: 'NOT_APPLICABLE', message: 'only MCP connections take this' });
+      push({
+        field: ['input', 'endpointUrl'],
+        code: 'NOT_APPLICABLE',
+        message: 'only MCP connections take this',
+      });
     }
     const hasUrl = input.descriptionUrl != null && input.descriptionUrl !== '';
     const hasText = input.descriptionText != null && input.descriptionText !== '';
     if (hasUrl && hasText) {
-      push({ field: ['input', 'descriptionText'], code: 'CONFLICT', message: 'give the description as a URL or as text, not both' });
+      push({
+        field: ['input', 'descriptionText'],
+        code: 'CONFLICT',
+        message: 'give the description as a URL or as text, not both',
+      });
     } else if (creating && !hasUrl && !hasText) {
-      push({ field: ['input', 'descriptionUrl'], code: 'REQUIRED', message: 'an OpenAPI connection needs a description URL or text' });
+      push({
+        field: ['input', 'descriptionUrl'],
+        code: 'REQUIRED',
+        message: 'an OpenAPI connection needs a description URL or text',
+      });
     }
     if (hasUrl) push(checkSourceUrl(input.descriptionUrl!, policy, ['input', 'descriptionUrl']));
     if (hasText) push(checkDescriptionText(input.descriptionText!, ['input', 'descriptionText']));
-    if (input.baseUrl != null && input.baseUrl !== '') push(checkBaseUrl(input.baseUrl, policy, ['input', 'baseUrl']));
+    if (input.baseUrl != null && input.baseUrl !== '')
+      push(checkBaseUrl(input.baseUrl, policy, ['input', 'baseUrl']));
   }
   if (input.timeoutMs != null) push(checkTimeout(input.timeoutMs, ['input', 'timeoutMs']));
   if (input.credential) problems.push(...checkCredential(input.credential, ['input', 'credential']));
@@ -113,7 +132,8 @@ function applySource(connection: Connection, input: UpdateConnectionInput | Crea
     connection.descriptionBytes = Buffer.byteLength(input.descriptionText, 'utf8');
     connection.descriptionUrl = null;
   }
-  if (input.baseUrl != null) connection.baseUrl = input.baseUrl === '' ? null : new URL(input.baseUrl.trim()).toString();
+  if (input.baseUrl != null)
+    connection.baseUrl = input.baseUrl === '' ? null : new URL(input.baseUrl.trim()).toString();
   if (input.timeoutMs != null) connection.timeoutMs = input.timeoutMs;
 }
 
@@ -135,7 +155,12 @@ export async function createConnection(
   problems.push(...checkSource(services, input.kind, input, true));
   if (problems.length > 0) return { connection: null, userErrors: problems };
 
-  const connection = new Connection(em.getReference(Workspace, workspaceId, { wrapped: true }), input.kind, name, slug);
+  const connection = new Connection(
+    em.getReference(Workspace, workspaceId, { wrapped: true }),
+    input.kind,
+    name,
+    slug,
+  );
   applySource(connection, input);
   if (input.credential) applyCredential(services, connection, input.credential);
   em.persist(connection);
@@ -153,7 +178,13 @@ export async function createConnection(
       em.clear();
       return {
         connection: null,
-        userErrors: [{ field: ['input', 'slug'], code: 'SLUG_TAKEN', message: `the workspace already has a connection "${slug}"` }],
+        userErrors: [
+          {
+            field: ['input', 'slug'],
+            code: 'SLUG_TAKEN',
+            message: `the workspace already has a connection "${slug}"`,
+          },
+        ],
       };
     }
     throw err;
@@ -190,7 +221,11 @@ export async function updateConnection(
   return { connection, userErrors: [] };
 }
 
-export async function deleteConnection(em: EntityManager, principal: Principal, connection: Connection): Promise<void> {
+export async function deleteConnection(
+  em: EntityManager,
+  principal: Principal,
+  connection: Connection,
+): Promise<void> {
   audit(em, principal, {
     workspaceId: connection.workspace.id,
     action: 'DELETE_CONNECTION',

@@ -21,7 +21,12 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(associatedData, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
-    return [VERSION, iv.toString('base64url'), tag.toString('base64url'), ciphertext.toString('base64url')].join('.');
+    return [
+      VERSION,
+      iv.toString('base64url'),
+      tag.toString('base64url'),
+      ciphertext.toString('base64url'),
+    ].join('.');
   }
 
   open(sealed: string, associatedData = ''): string {
@@ -33,10 +38,14 @@ export class SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(parts[1]!, 'base64url'));
       decipher.setAAD(Buffer.from(associatedData, 'utf8'));
       decipher.setAuthTag(Buffer.from(parts[2]!, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64url')), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64url')), decipher.final()]).toString(
+        'utf8',
+      );
     } catch (cause) {
       // Wrong key or tampered data; the message must not include any of the data.
-      throw new AppError('SECRET_UNREADABLE', 'a stored secret could not be decrypted (wrong SECRET_KEY?)', { cause });
+      throw new AppError('SECRET_UNREADABLE', 'a stored secret could not be decrypted (wrong SECRET_KEY?)', {
+        cause,
+      });
     }
   }
 }

@@ -36,10 +36,18 @@ const SLUG = /^[a-z0-9](?:[a-z0-9_]{0,62}[a-z0-9])?$/;
 
 export function checkHeaderName(name: string, field: string[]): FieldProblem | null {
   if (!HEADER_NAME.test(name)) {
-    return { field, code: 'HEADER_NAME_INVALID', message: 'a header name may contain only letters, digits and hyphens (1–128)' };
+    return {
+      field,
+      code: 'HEADER_NAME_INVALID',
+      message: 'a header name may contain only letters, digits and hyphens (1–128)',
+    };
   }
   if (RESERVED_HEADERS.has(name.toLowerCase())) {
-    return { field, code: 'HEADER_NAME_RESERVED', message: `"${name}" is set by the transport and cannot carry a credential` };
+    return {
+      field,
+      code: 'HEADER_NAME_RESERVED',
+      message: `"${name}" is set by the transport and cannot carry a credential`,
+    };
   }
   return null;
 }
@@ -53,27 +61,48 @@ export interface CredentialValue {
 export function checkCredential(input: CredentialValue, field: string[]): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (input.kind === CredentialKind.OAUTH) {
-    problems.push({ field: [...field, 'kind'], code: 'CREDENTIAL_KIND_INVALID', message: 'OAuth is set up with beginSignIn, not here' });
+    problems.push({
+      field: [...field, 'kind'],
+      code: 'CREDENTIAL_KIND_INVALID',
+      message: 'OAuth is set up with beginSignIn, not here',
+    });
     return problems;
   }
   if (input.kind === CredentialKind.NONE) {
     if (input.key || input.headerName) {
-      problems.push({ field: [...field, 'key'], code: 'CREDENTIAL_UNEXPECTED', message: 'kind NONE takes no key or header name' });
+      problems.push({
+        field: [...field, 'key'],
+        code: 'CREDENTIAL_UNEXPECTED',
+        message: 'kind NONE takes no key or header name',
+      });
     }
     return problems;
   }
   const key = input.key ?? '';
-  if (key.length === 0) problems.push({ field: [...field, 'key'], code: 'REQUIRED', message: 'a key is required' });
+  if (key.length === 0)
+    problems.push({ field: [...field, 'key'], code: 'REQUIRED', message: 'a key is required' });
   else if (key.length > MAX_KEY_LENGTH)
-    problems.push({ field: [...field, 'key'], code: 'TOO_LONG', message: `must be at most ${MAX_KEY_LENGTH} characters` });
+    problems.push({
+      field: [...field, 'key'],
+      code: 'TOO_LONG',
+      message: `must be at most ${MAX_KEY_LENGTH} characters`,
+    });
   // eslint-disable-next-line no-control-regex
   else if (/[\u0000-\u001f\u007f]/.test(key))
-    problems.push({ field: [...field, 'key'], code: 'KEY_INVALID', message: 'must not contain control characters or line breaks' });
+    problems.push({
+      field: [...field, 'key'],
+      code: 'KEY_INVALID',
+      message: 'must not contain control characters or line breaks',
+    });
   if (input.kind === CredentialKind.HEADER) {
     const problem = checkHeaderName(input.headerName ?? '', [...field, 'headerName']);
     if (problem) problems.push(problem);
   } else if (input.headerName) {
-    problems.push({ field: [...field, 'headerName'], code: 'CREDENTIAL_UNEXPECTED', message: 'only kind HEADER takes a header name' });
+    problems.push({
+      field: [...field, 'headerName'],
+      code: 'CREDENTIAL_UNEXPECTED',
+      message: 'only kind HEADER takes a header name',
+    });
   }
   return problems;
 }
@@ -85,14 +114,22 @@ export function last4(key: string): string | null {
 
 export function checkSlug(slug: string, field: string[]): FieldProblem | null {
   if (!SLUG.test(slug)) {
-    return { field, code: 'SLUG_INVALID', message: 'must be 1–64 lower-case letters, digits and underscores, not starting or ending with _' };
+    return {
+      field,
+      code: 'SLUG_INVALID',
+      message: 'must be 1–64 lower-case letters, digits and underscores, not starting or ending with _',
+    };
   }
   return null;
 }
 
 export function checkTimeout(timeoutMs: number, field: string[]): FieldProblem | null {
   if (!Number.isInteger(timeoutMs) || timeoutMs < MIN_TIMEOUT_MS || timeoutMs > MAX_TIMEOUT_MS) {
-    return { field, code: 'TIMEOUT_INVALID', message: `must be between ${MIN_TIMEOUT_MS} and ${MAX_TIMEOUT_MS} ms` };
+    return {
+      field,
+      code: 'TIMEOUT_INVALID',
+      message: `must be between ${MIN_TIMEOUT_MS} and ${MAX_TIMEOUT_MS} ms`,
+    };
   }
   return null;
 }

@@ -48,8 +48,12 @@ function runAsIds(): { uid: number; gid: number } | null {
   const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
   const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
   if (uid.status !== 0 || gid.status !== 0) {
-    const made = spawnSync('sh', ['-c', 'groupadd -f postgres && (id -u postgres || useradd -r -g postgres postgres)']);
-    if (made.status !== 0) throw new EmbeddedPostgresError('running as root, and no "postgres" user could be created');
+    const made = spawnSync('sh', [
+      '-c',
+      'groupadd -f postgres && (id -u postgres || useradd -r -g postgres postgres)',
+    ]);
+    if (made.status !== 0)
+      throw new EmbeddedPostgresError('running as root, and no "postgres" user could be created');
     return runAsIds();
   }
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
@@ -71,7 +75,9 @@ async function exists(path: string): Promise<boolean> {
 async function usableBinaries(ids: { uid: number; gid: number } | null): Promise<string> {
   const source = await binaryDir();
   if (ids === null || reachable(join(source, 'bin'), ids)) return source;
-  const version = JSON.parse(await readFile(join(dirname(source), 'package.json'), 'utf8')) as { version: string };
+  const version = JSON.parse(await readFile(join(dirname(source), 'package.json'), 'utf8')) as {
+    version: string;
+  };
   const target = join('/var/tmp', 'connected-tools-pg', `${platform()}-${arch()}-${version.version}`);
   if (!(await exists(join(target, 'bin', 'postgres')))) {
     const staging = `${target}.${process.pid}.tmp`;
@@ -107,13 +113,19 @@ async function anyFreePort(): Promise<number> {
 
 function run(cmd: string, args: string[], ids: { uid: number; gid: number } | null): Promise<void> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, { ...(ids ?? {}), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(cmd, args, {
+      ...(ids ?? {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     child.once('error', (err) => reject(new EmbeddedPostgresError(`${cmd} could not start: ${err.message}`)));
     child.once('close', (code) =>
-      code === 0 ? resolveRun() : reject(new EmbeddedPostgresError(`${cmd} failed (exit ${code}): ${output.trim().slice(-2000)}`)),
+      code === 0
+        ? resolveRun()
+        : reject(new EmbeddedPostgresError(`${cmd} failed (exit ${code}): ${output.trim().slice(-2000)}`)),
     );
   });
 }
@@ -158,7 +170,9 @@ export async function startEmbeddedPostgres(
     await rm(pgdata, { recursive: true, force: true });
     await mkdir(dirname(pgdata), { recursive: true, mode: 0o755 });
     if (ids !== null && !reachable(dirname(pgdata), ids)) {
-      throw new EmbeddedPostgresError(`the postgres user cannot enter ${dirname(pgdata)}; set DATA_DIR to a folder it can reach`);
+      throw new EmbeddedPostgresError(
+        `the postgres user cannot enter ${dirname(pgdata)}; set DATA_DIR to a folder it can reach`,
+      );
     }
     await mkdir(pgdata, { mode: 0o700 });
     if (ids !== null) await chown(pgdata, ids.uid, ids.gid);
@@ -168,7 +182,14 @@ export async function startEmbeddedPostgres(
     try {
       await run(
         join(bin, 'bin', 'initdb'),
-        [`--pgdata=${pgdata}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'],
+        [
+          `--pgdata=${pgdata}`,
+          '--auth=scram-sha-256',
+          '--username=postgres',
+          `--pwfile=${pwfile}`,
+          '--encoding=UTF8',
+          '--locale=C',
+        ],
         ids,
       );
     } finally {
@@ -181,13 +202,24 @@ export async function startEmbeddedPostgres(
 
   const child = spawn(
     join(bin, 'bin', 'postgres'),
-    ['-D', pgdata, '-p', String(state.port), '-c', 'listen_addresses=127.0.0.1', '-c', "unix_socket_directories="],
+    [
+      '-D',
+      pgdata,
+      '-p',
+      String(state.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+    ],
     { ...(ids ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
   );
   await waitUntilReady(child);
 
   const url = `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${DATABASE_NAME}`;
-  await ensureDatabase(`postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`);
+  await ensureDatabase(
+    `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`,
+  );
   log(`embedded PostgreSQL listening on 127.0.0.1:${state.port}`);
 
   let stopped: Promise<void> | null = null;
@@ -209,7 +241,11 @@ function waitUntilReady(child: ChildProcess): Promise<void> {
     let stderr = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new EmbeddedPostgresError(`PostgreSQL did not start within ${DEFAULT_START_TIMEOUT_MS} ms: ${stderr.slice(-2000)}`));
+      reject(
+        new EmbeddedPostgresError(
+          `PostgreSQL did not start within ${DEFAULT_START_TIMEOUT_MS} ms: ${stderr.slice(-2000)}`,
+        ),
+      );
     }, DEFAULT_START_TIMEOUT_MS);
     const onData = (chunk: Buffer): void => {
       stderr = (stderr + chunk.toString()).slice(-8000);
@@ -227,7 +263,11 @@ function waitUntilReady(child: ChildProcess): Promise<void> {
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      reject(new EmbeddedPostgresError(`PostgreSQL exited early (code ${code ?? 'null'}, signal ${signal ?? 'null'}): ${stderr.trim().slice(-2000)}`));
+      reject(
+        new EmbeddedPostgresError(
+          `PostgreSQL exited early (code ${code ?? 'null'}, signal ${signal ?? 'null'}): ${stderr.trim().slice(-2000)}`,
+        ),
+      );
     });
   });
 }

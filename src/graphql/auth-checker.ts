@@ -10,7 +10,9 @@ import { forbidden, unauthenticated } from './errors.js';
 export const authChecker: AuthChecker<Context, Role> = ({ context }, roles) => {
   if (!context.principal) throw unauthenticated();
   if (roles.length > 0 && !roles.includes(context.principal.role)) {
-    throw forbidden(`this needs one of the roles ${roles.join(', ')}; your token is ${context.principal.role}`);
+    throw forbidden(
+      `this needs one of the roles ${roles.join(', ')}; your token is ${context.principal.role}`,
+    );
   }
   return true;
 };

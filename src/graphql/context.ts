@@ -12,6 +12,6 @@ export interface Context {
 }
 
 export function createContext(services: Services, principal: Principal | null): Context {
-  const em = services.orm.em.fork() as EntityManager;
+  const em = services.orm.em.fork();
   return { principal, em, loaders: createLoaders(em), services };
 }

@@ -65,7 +65,10 @@ export async function loadChildPages<T extends object>(
   return keys.map((k) => byParent.get(k.parentId) ?? []);
 }
 
-function byIdLoader<T extends { id: string }>(em: EntityManager, entity: EntityClass<T>): DataLoader<string, T | null> {
+function byIdLoader<T extends { id: string }>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+): DataLoader<string, T | null> {
   return new DataLoader<string, T | null>(async (ids) => {
     const rows = await em.find(entity, { id: { $in: [...ids] } } as never);
     const map = new Map(rows.map((r) => [r.id, r]));
@@ -80,9 +83,12 @@ function pageLoader<T extends object>(
   parentColumn: string,
   order: 'asc' | 'desc' = 'asc',
 ): DataLoader<ChildPageKey, T[], string> {
-  return new DataLoader<ChildPageKey, T[], string>((keys) => loadChildPages(em, entity, table, parentColumn, keys, order), {
-    cacheKeyFn: (k) => JSON.stringify([k.parentId, k.limit, k.after, k.filters ?? {}]),
-  });
+  return new DataLoader<ChildPageKey, T[], string>(
+    (keys) => loadChildPages(em, entity, table, parentColumn, keys, order),
+    {
+      cacheKeyFn: (k) => JSON.stringify([k.parentId, k.limit, k.after, k.filters ?? {}]),
+    },
+  );
 }
 
 export function createLoaders(em: EntityManager) {

@@ -62,8 +62,11 @@ export function encodeCursor(value: string): string {
 }
 
 export function decodeCursor(cursor: string): string {
-  const decoded = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  if (!decoded.startsWith('c:') || decoded.length < 3) throw badInput('"after" is not a cursor from this API');
+  const decoded = /^[A-Za-z0-9_-]{1,200}$/.test(cursor)
+    ? Buffer.from(cursor, 'base64url').toString('utf8')
+    : '';
+  if (!decoded.startsWith('c:') || decoded.length < 3)
+    throw badInput('"after" is not a cursor from this API');
   return decoded.slice(2);
 }
 
@@ -96,7 +99,6 @@ export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string): 
     },
   };
 }
-
 
 @ArgsType()
 export class PageArgsType {

@@ -3,7 +3,9 @@ import { Field, ObjectType } from 'type-graphql';
 /** Something the caller can fix: which input field, what is wrong, and a stable code. */
 @ObjectType()
 export class UserError {
-  @Field(() => [String], { description: 'Path to the input field, such as ["input", "credential", "headerName"].' })
+  @Field(() => [String], {
+    description: 'Path to the input field, such as ["input", "credential", "headerName"].',
+  })
   field: string[];
 
   @Field(() => String)

@@ -1,7 +1,14 @@
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { GraphQLError, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +27,13 @@ const GRAPHQL_PATH = '/graphql';
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
 const PASSTHROUGH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT']);
-const INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_REQUEST', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE']);
+const INPUT_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
 
 /**
  * Masks everything that is not one of our coded errors: internal messages (driver text, stack
@@ -30,10 +43,19 @@ export function formatErrorFor(services: Pick<Services, 'logger'>) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const code = formatted.extensions?.code as string | undefined;
     if (code && PASSTHROUGH_CODES.has(code)) {
-      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
+      return {
+        message: formatted.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code },
+      };
     }
     if (code && INPUT_CODES.has(code)) {
-      return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
+      return {
+        message: formatted.message,
+        locations: formatted.locations,
+        extensions: { code: 'BAD_USER_INPUT' },
+      };
     }
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
     services.logger.error({ err: original, path: formatted.path }, 'internal error in a GraphQL request');
@@ -56,7 +78,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | n
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -93,9 +118,12 @@ export async function startHttpServer(
     {
       schema,
       onConnect: async (ctx) => {
-        const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization ?? ctx.connectionParams?.token;
+        const raw =
+          ctx.connectionParams?.authorization ??
+          ctx.connectionParams?.Authorization ??
+          ctx.connectionParams?.token;
         const token = typeof raw === 'string' ? (bearerToken(raw) ?? raw) : null;
-        const principal = await services.auth.authenticate(services.orm.em.fork() as Context['em'], token);
+        const principal = await services.auth.authenticate(services.orm.em.fork(), token);
         if (!principal) return false; // closes with 4403 Forbidden
         ctx.extra.principal = principal;
         return true;
@@ -153,12 +181,14 @@ export async function startHttpServer(
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    if (url.pathname === '/healthz') return sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' });
+    if (url.pathname === '/healthz')
+      return sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' });
     if (url.pathname === '/readyz') {
       try {
         await services.orm.em.getConnection().execute('select 1');
         const pending = await pendingMigrations(services.orm);
-        if (pending > 0 || draining) return sendJson(res, 503, { status: 'not ready', pendingMigrations: pending, draining });
+        if (pending > 0 || draining)
+          return sendJson(res, 503, { status: 'not ready', pendingMigrations: pending, draining });
         return sendJson(res, 200, { status: 'ready' });
       } catch {
         return sendJson(res, 503, { status: 'not ready', database: 'unreachable' });
@@ -169,7 +199,15 @@ export async function startHttpServer(
     if (url.pathname !== GRAPHQL_PATH) return sendJson(res, 404, { error: 'not found' });
 
     const body = req.method === 'POST' ? await readBody(req, MAX_REQUEST_BODY_BYTES) : '';
-    if (body === null) return sendJson(res, 413, { errors: [{ message: `request body over ${MAX_REQUEST_BODY_BYTES} bytes`, extensions: { code: 'BAD_USER_INPUT' } }] });
+    if (body === null)
+      return sendJson(res, 413, {
+        errors: [
+          {
+            message: `request body over ${MAX_REQUEST_BODY_BYTES} bytes`,
+            extensions: { code: 'BAD_USER_INPUT' },
+          },
+        ],
+      });
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
@@ -179,10 +217,17 @@ export async function startHttpServer(
       try {
         parsedBody = JSON.parse(body);
       } catch {
-        return sendJson(res, 400, { errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'BAD_USER_INPUT' } }] });
+        return sendJson(res, 400, {
+          errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'BAD_USER_INPUT' } }],
+        });
       }
     }
-    const httpGraphQLRequest: HTTPGraphQLRequest = { method: req.method ?? 'GET', headers, search: url.search, body: parsedBody };
+    const httpGraphQLRequest: HTTPGraphQLRequest = {
+      method: req.method ?? 'GET',
+      headers,
+      search: url.search,
+      body: parsedBody,
+    };
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest,
       context: async () => {

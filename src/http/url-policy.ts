@@ -9,7 +9,8 @@ export interface UrlPolicy {
   allowLoopback: boolean;
 }
 
-export type UrlCheck = { ok: true; url: URL } | { ok: false; code: 'URL_INVALID' | 'URL_REFUSED'; message: string };
+export type UrlCheck =
+  { ok: true; url: URL } | { ok: false; code: 'URL_INVALID' | 'URL_REFUSED'; message: string };
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -35,10 +36,15 @@ export function checkUrl(raw: string, policy: UrlPolicy, options: { httpsOnly?: 
     return { ok: false, code: 'URL_INVALID', message: `must be an https:// address, not ${url.protocol}` };
   }
   if (url.username || url.password) {
-    return { ok: false, code: 'URL_INVALID', message: 'must not contain a user name or password; use a credential' };
+    return {
+      ok: false,
+      code: 'URL_INVALID',
+      message: 'must not contain a user name or password; use a credential',
+    };
   }
   if (url.hash) return { ok: false, code: 'URL_INVALID', message: 'must not contain a #fragment' };
-  const trusted = isAllowListed(url, policy.allowHosts) || (policy.allowLoopback && isLoopbackHost(url.hostname));
+  const trusted =
+    isAllowListed(url, policy.allowHosts) || (policy.allowLoopback && isLoopbackHost(url.hostname));
   if (url.protocol === 'http:' && (options.httpsOnly || !trusted)) {
     return { ok: false, code: 'URL_REFUSED', message: 'must be an https:// address' };
   }

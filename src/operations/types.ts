@@ -13,6 +13,8 @@ export type FieldLocation = 'path' | 'query' | 'header' | 'body';
 export interface NestedNames {
   properties?: Record<string, { wireName: string; nested?: NestedNames }>;
   items?: NestedNames;
+  /** Renames inside the values of a map (`additionalProperties`), keyed freely. */
+  additionalProperties?: NestedNames;
 }
 
 /** One input field of an OpenAPI operation: where it goes and under which real name. */
@@ -24,6 +26,14 @@ export interface FieldBinding {
   wireName: string;
   /** Renames inside an object or array body field, when any name had to be made to fit. */
   nested?: NestedNames;
+  /** True when a call without this field is refused before any request (path fields always are). */
+  required?: boolean;
+  /**
+   * How a query parameter or form property is serialised, as OpenAPI 3 `style`/`explode`.
+   * Absent means `form` with `explode: true`: repeated keys for arrays.
+   */
+  style?: 'form' | 'spaceDelimited' | 'pipeDelimited' | 'deepObject';
+  explode?: boolean;
 }
 
 /** How an OpenAPI operation is called. Stored as jsonb on the Operation. */
@@ -38,4 +48,6 @@ export interface OpenApiBinding {
   /** True when the body is not an object and the single field `body` is the whole body. */
   wholeBody: boolean;
   fields: FieldBinding[];
+  /** The JSON media type to send when it is not `application/json`, such as `application/merge-patch+json`. */
+  contentType?: string;
 }

@@ -1,4 +1,18 @@
-import { Arg, Args, Authorized, Ctx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import {
+  Arg,
+  Args,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  InputType,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { Assistant } from '../assistants/assistant.entity.js';
 import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
@@ -41,7 +55,10 @@ export function checkName(name: string, field: string[]): UserError | null {
 export class WorkspaceResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
   @Query(() => WorkspaceConnection, { description: 'All workspaces; a customer sees only its own.' })
-  async workspaces(@Args(() => PageArgsType) args: PageArgsType, @Ctx() ctx: Context): Promise<Page<Workspace>> {
+  async workspaces(
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<Workspace>> {
     const { limit, after } = pageWindow(args);
     const scope = scopedWorkspace(ctx.principal!);
     const where: Record<string, unknown> = {};
@@ -82,14 +99,22 @@ export class WorkspaceResolver {
   }
 
   @FieldResolver(() => AssistantConnectionPage)
-  async assistants(@Root() workspace: Workspace, @Args(() => PageArgsType) args: PageArgsType, @Ctx() ctx: Context): Promise<Page<Assistant>> {
+  async assistants(
+    @Root() workspace: Workspace,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<Assistant>> {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.assistantsOfWorkspace.load({ parentId: workspace.id, limit, after });
     return toPage(rows, limit, (a) => a.id);
   }
 
   @FieldResolver(() => ConnectionConnection)
-  async connections(@Root() workspace: Workspace, @Args(() => PageArgsType) args: PageArgsType, @Ctx() ctx: Context): Promise<Page<Connection>> {
+  async connections(
+    @Root() workspace: Workspace,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<Connection>> {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.connectionsOfWorkspace.load({ parentId: workspace.id, limit, after });
     return toPage(rows, limit, (c) => c.id);

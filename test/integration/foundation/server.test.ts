@@ -1,0 +1,146 @@
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { Role, startTestApp, type TestApp } from '../../support/app.js';
+
+let t: TestApp;
+let admin: string;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  admin = await t.token(Role.ADMIN);
+});
+
+afterAll(async () => {
+  await t.stop();
+});
+
+const deep = `{ viewer { workspace { connections { nodes { workspace { connections { nodes { workspace { connections { nodes { workspace { connections { nodes { name } } } } } } } } } } } } } }`;
+const aliased = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: viewer { role }`).join(' ')} }`;
+const costly = `{ workspaces(first: 100) { nodes { ${Array.from({ length: 12 }, (_, i) => `c${i}: connections(first: 100) { nodes { operations(first: 100) { nodes { id key name title description risk enabled } } } }`).join(' ')} } } }`;
+
+function wsClient(token: string | null): Client {
+  return createClient({
+    url: t.wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    retryAttempts: 0,
+    lazy: true,
+  });
+}
+
+async function overWs(
+  token: string | null,
+  query: string,
+): Promise<{
+  data?: unknown;
+  errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
+}> {
+  const client = wsClient(token);
+  try {
+    return await new Promise((resolve, reject) => {
+      let result: { data?: unknown; errors?: readonly { message: string }[] } = {};
+      client.subscribe(
+        { query },
+        {
+          next: (value) => {
+            result = value;
+          },
+          error: (err: unknown) => {
+            if (Array.isArray(err)) resolve({ errors: err as { message: string }[] });
+            else reject(err instanceof Error ? err : new Error(JSON.stringify(err)));
+          },
+          complete: () => resolve(result),
+        },
+      );
+    });
+  } finally {
+    await client.dispose();
+  }
+}
+
+describe('query limits', () => {
+  it.each([
+    ['depth', deep, /depth/i],
+    ['aliases', aliased, /alias/i],
+    ['cost', costly, /cost/i],
+  ])('should refuse a query over the %s limit over HTTP', async (_name, query, message) => {
+    const result = await t.gql(query, {}, admin);
+    expect(result.data ?? null).toBeNull();
+    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(result.errors?.[0]?.message).toMatch(message);
+  });
+
+  it.each([
+    ['depth', deep, /depth/i],
+    ['aliases', aliased, /alias/i],
+    ['cost', costly, /cost/i],
+  ])('should refuse a query over the %s limit over WebSocket', async (_name, query, message) => {
+    const result = await overWs(admin, query);
+    expect(result.data ?? null).toBeNull();
+    expect(result.errors?.[0]?.message).toMatch(message);
+  });
+
+  it('should run an ordinary query over WebSocket with the token from connection_init', async () => {
+    const result = await overWs(admin, '{ viewer { role } }');
+    expect(result).toEqual({ data: { viewer: { role: 'ADMIN' } } });
+  });
+
+  it('should close a WebSocket whose connection_init has no valid token with 4403', async () => {
+    const client = wsClient('ctk_nope');
+    const closed = await new Promise<number>((resolve) => {
+      client.on('closed', (event) => resolve((event as { code: number }).code));
+      client.subscribe(
+        { query: '{ viewer { role } }' },
+        { next: () => undefined, error: () => undefined, complete: () => undefined },
+      );
+    });
+    await client.dispose();
+    expect(closed).toBe(4403);
+  });
+});
+
+describe('http', () => {
+  it('should answer /healthz and /readyz', async () => {
+    const health = await fetch(new URL('/healthz', t.url));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(new URL('/readyz', t.url));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('should mask internal errors and keep coded ones', async () => {
+    const result = await t.gql('{ viewer { role } }', {}, null);
+    expect(result.errors?.[0]).toEqual({
+      message: expect.stringMatching(/API token/),
+      path: ['viewer'],
+      locations: [{ line: 1, column: 3 }],
+      extensions: { code: 'UNAUTHENTICATED' },
+    });
+  });
+
+  it('should answer invalid JSON and oversized bodies with clear errors', async () => {
+    const bad = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{nope',
+    });
+    expect(bad.status).toBe(400);
+    expect(
+      ((await bad.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+    ).toBe('BAD_USER_INPUT');
+    const huge = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { role } }', variables: { x: 'a'.repeat(17 * 1024 * 1024) } }),
+    }).catch((err: unknown) => err);
+    // Either the 413 arrives, or the server closed the socket while we were still sending.
+    if (huge instanceof Response) expect(huge.status).toBe(413);
+    else expect(huge).toBeInstanceOf(Error);
+  });
+
+  it('should answer 404 for unknown paths', async () => {
+    expect((await fetch(new URL('/nope', t.url))).status).toBe(404);
+  });
+});
