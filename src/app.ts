@@ -5,8 +5,14 @@ import type { Config } from './config.js';
 import { resolveSecretKey } from './connections/secret-key.js';
 import { SecretBox } from './connections/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
+import { Notifier } from './db/notifier.js';
 import { migrate, openOrm } from './db/orm.js';
+import { DiscoveryService } from './discovery/discover.js';
 import { buildAppSchema } from './graphql/schema.js';
+import { OutboundClient } from './http/outbound.js';
+import { McpClient } from './mcp/client.js';
+import { oauthRoutes } from './oauth/callback.js';
+import { OAuthService } from './oauth/oauth.service.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -33,7 +39,7 @@ export async function openDatabase(
   config: Config,
   logger: Logger,
   onQuery?: (sql: string) => void,
-): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null }> {
+): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string }> {
   let embedded: EmbeddedPostgres | null = null;
   let url = config.databaseUrl;
   if (url === null) {
@@ -44,7 +50,7 @@ export async function openDatabase(
     const orm = await openOrm({ databaseUrl: url, onQuery });
     const applied = await migrate(orm);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    return { orm, embedded };
+    return { orm, embedded, url };
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -66,21 +72,43 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
 }
 
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const { orm, embedded } = await openDatabase(config, logger, options.onQuery);
+  const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery);
+  const notifier = new Notifier(url, logger);
   try {
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
+    const outbound = new OutboundClient({
+      allowHosts: config.outbound.allowHosts,
+      allowLoopback: config.outbound.allowLoopback,
+      timeoutMs: config.outbound.timeoutMs,
+      maxBodyBytes: config.outbound.maxBodyBytes,
+    });
+    await notifier.start();
     const services: Services = {
       config,
       orm,
       logger,
       auth: new AuthService(),
       secrets: new SecretBox(key),
+      outbound,
+      mcp: new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs }),
+      notifier,
+      discovery: null as unknown as DiscoveryService,
+      oauth: null as unknown as OAuthService,
     };
+    services.discovery = new DiscoveryService(services, (connectionId, workspaceId) =>
+      Notifier.publishCache(orm.em.getConnection(), { kind: 'connection', id: connectionId, workspaceId }),
+    );
+    services.oauth = new OAuthService(services);
     const firstAdminToken =
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
-    const http = await startHttpServer(services, schema, { port: config.port, host: config.host });
+    const http = await startHttpServer(services, schema, {
+      port: config.port,
+      host: config.host,
+      routes: oauthRoutes(services),
+    });
     logger.info({ url: http.url }, 'listening');
+    services.oauth.startSweep();
     let stopping: Promise<void> | null = null;
     return {
       services,
@@ -90,6 +118,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         stopping ??= (async () => {
           await http.close();
           logger.debug('http server closed');
+          await services.oauth.stopSweep();
+          await services.mcp.whenIdle();
+          await outbound.close();
+          await notifier.stop();
           await orm.close();
           logger.debug('database connections closed');
           await embedded?.stop();
@@ -99,6 +131,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       },
     };
   } catch (err) {
+    await notifier.stop();
     await orm.close();
     await embedded?.stop();
     throw err;

@@ -1,8 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AuthService } from './auth/auth.service.js';
 import type { Config } from './config.js';
+import type { Notifier } from './db/notifier.js';
+import type { DiscoveryService } from './discovery/discover.js';
 import type { SecretBox } from './connections/secrets.js';
+import type { OutboundClient } from './http/outbound.js';
 import type { Logger } from './logger.js';
+import type { McpClient } from './mcp/client.js';
+import type { OAuthService } from './oauth/oauth.service.js';
 
 /** The process-wide singletons, built once in app.ts and shared by every request. */
 export interface Services {
@@ -11,4 +16,13 @@ export interface Services {
   logger: Logger;
   auth: AuthService;
   secrets: SecretBox;
+  /** Every outbound request goes through this one client (address checks, caps, timeouts). */
+  outbound: OutboundClient;
+  /** Per-process MCP session state lives here. */
+  mcp: McpClient;
+  /** LISTEN/NOTIFY across instances. */
+  notifier: Notifier;
+  discovery: DiscoveryService;
+  /** OAuth sign-in and token renewal for MCP servers that ask people to sign in. */
+  oauth: OAuthService;
 }

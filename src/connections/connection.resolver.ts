@@ -17,11 +17,14 @@ import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace } from '../auth/scope.js';
 import type { Context } from '../graphql/context.js';
 import { notFound } from '../graphql/errors.js';
+import type { ChildFilter } from '../graphql/loaders.js';
 import { idOf } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Operation, RiskLevel } from '../operations/operation.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
+import { Notifier } from '../db/notifier.js';
+import { DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
 import { Connection } from './connection.entity.js';
 import { CreateConnectionInput, DeleteConnectionInput, UpdateConnectionInput } from './connection.input.js';
 import {
@@ -53,6 +56,12 @@ export class ConnectionPayload {
   @Field(() => Connection, { nullable: true })
   connection!: Connection | null;
 
+  @Field(() => DiscoveryRun, {
+    nullable: true,
+    description: 'createConnection: the first discovery. A failed one keeps the connection, with its error.',
+  })
+  discoveryRun?: DiscoveryRun | null;
+
   @Field(() => [UserError])
   userErrors!: UserError[];
 }
@@ -81,8 +90,8 @@ export async function visibleConnection(ctx: Context, globalId: string): Promise
   return connection;
 }
 
-export function operationFilters(args: OperationFilterArgs): Record<string, string | boolean> {
-  const filters: Record<string, string | boolean> = {};
+export function operationFilters(args: OperationFilterArgs): Record<string, ChildFilter> {
+  const filters: Record<string, ChildFilter> = {};
   if (args.enabled != null) filters.enabled = args.enabled;
   if (args.risk != null) filters.risk = args.risk;
   if (args.needsReview != null) filters.needs_review = args.needsReview;
@@ -107,7 +116,15 @@ export class ConnectionResolver {
   ): Promise<ConnectionPayload> {
     const workspace = await ctx.loaders.workspace.load(idOf(input.workspaceId, 'Workspace', 'workspace'));
     if (!workspace) throw notFound('workspace');
-    return payload(await createConnection(ctx.em, ctx.services, ctx.principal!, workspace.id, input));
+    const result = payload(await createConnection(ctx.em, ctx.services, ctx.principal!, workspace.id, input));
+    if (!result.connection) return result;
+    const discovery = await ctx.services.discovery.run(
+      result.connection.id,
+      DiscoveryTrigger.CONNECT,
+      ctx.principal!,
+    );
+    await ctx.em.refresh(result.connection);
+    return { ...result, discoveryRun: discovery.run };
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
@@ -117,7 +134,9 @@ export class ConnectionResolver {
     @Ctx() ctx: Context,
   ): Promise<ConnectionPayload> {
     const connection = await visibleConnection(ctx, input.connectionId);
-    return payload(await updateConnection(ctx.em, ctx.services, ctx.principal!, connection, input));
+    const result = payload(await updateConnection(ctx.em, ctx.services, ctx.principal!, connection, input));
+    if (result.connection) await this.changed(ctx, connection);
+    return result;
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
@@ -131,6 +150,7 @@ export class ConnectionResolver {
     const connection = await visibleConnection(ctx, input.connectionId);
     const id = connection.nodeId;
     await deleteConnection(ctx.em, ctx.principal!, connection);
+    await this.changed(ctx, connection);
     return { deletedConnectionId: id, userErrors: [] };
   }
 
@@ -153,5 +173,15 @@ export class ConnectionResolver {
       filters: operationFilters(args),
     });
     return toPage(rows, limit, (o) => o.id);
+  }
+
+  /** A new address or credential: drop cached tools and this process's MCP session everywhere. */
+  private async changed(ctx: Context, connection: Connection): Promise<void> {
+    ctx.services.mcp.forgetSession(connection.id);
+    await Notifier.publishCache(ctx.em.getConnection(), {
+      kind: 'connection',
+      id: connection.id,
+      workspaceId: connection.workspace.id,
+    });
   }
 }

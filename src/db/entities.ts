@@ -4,6 +4,9 @@ import { AuditEvent } from '../audit/audit-event.entity.js';
 import { ApiToken } from '../auth/api-token.entity.js';
 import { Connection } from '../connections/connection.entity.js';
 import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
+import { OAuthClient } from '../oauth/oauth-client.entity.js';
+import { OAuthCredential } from '../oauth/oauth-credential.entity.js';
+import { OAuthSignIn } from '../oauth/oauth-sign-in.entity.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
@@ -27,4 +30,7 @@ export const ENTITIES = [
   LedgerEntry,
   ApiToken,
   AuditEvent,
+  OAuthClient,
+  OAuthSignIn,
+  OAuthCredential,
 ];

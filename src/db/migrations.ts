@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
+import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -7,4 +8,5 @@ import { Migration20261130000000Initial } from '../../migrations/Migration202611
  */
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130000000Initial', class: Migration20261130000000Initial },
+  { name: 'Migration20261130100000OAuth', class: Migration20261130100000OAuth },
 ];

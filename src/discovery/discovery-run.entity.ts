@@ -25,7 +25,9 @@ export class SkippedItem {
   @Field(() => String, { description: 'Tool name, operation name or `METHOD /path`.' })
   name!: string;
 
-  @Field(() => String, { description: 'A stable code such as LIMIT, DEPRECATED, UNSUPPORTED_BODY, INVALID_SCHEMA.' })
+  @Field(() => String, {
+    description: 'A stable code such as LIMIT, DEPRECATED, UNSUPPORTED_BODY, INVALID_SCHEMA.',
+  })
   reason!: string;
 
   @Field(() => String, { nullable: true })

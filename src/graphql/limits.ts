@@ -1,12 +1,13 @@
-import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
+import { costLimitRule } from './cost.js';
 
 /** Query limits. They are validation rules, so HTTP (Apollo) and WebSocket (graphql-ws) share them. */
 export const DEFAULT_MAX_DEPTH = 12;
 export const DEFAULT_MAX_ALIASES = 15;
-export const DEFAULT_MAX_COST = 10_000;
+/** Fields × page sizes: two nested full pages (100 × 100) of a dozen fields fit, three do not. */
+export const DEFAULT_MAX_COST = 250_000;
 
 /**
  * graphql-armor throws by default, which servers treat as an internal failure. Report the
@@ -32,8 +33,13 @@ export function limitRules({
   maxCost = DEFAULT_MAX_COST,
 } = {}): ValidationRule[] {
   return [
-    maxDepthRule({ n: maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reportInstead }),
+    maxDepthRule({
+      n: maxDepth,
+      ignoreIntrospection: true,
+      flattenFragments: true,
+      ...reportInstead,
+    }),
     maxAliasesRule({ n: maxAliases, ...reportInstead }),
-    costLimitRule({ maxCost, ignoreIntrospection: true, ...reportInstead }),
+    costLimitRule(maxCost),
   ];
 }

@@ -2,16 +2,21 @@ import type { EntityClass, EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import { Assistant } from '../assistants/assistant.entity.js';
 import { Connection } from '../connections/connection.entity.js';
+import { AuditEvent } from '../audit/audit-event.entity.js';
+import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Operation } from '../operations/operation.entity.js';
+import { ReviewReason } from '../operations/review-reason.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
 /** A page of children per parent: `limit + 1` rows so the caller can tell whether more exist. */
+export type ChildFilter = string | boolean | { isNull: boolean };
+
 export interface ChildPageKey {
   parentId: string;
   limit: number;
   after: string | null;
-  /** Extra equality filters on columns of the child table (column name → value). */
-  filters?: Record<string, string | boolean>;
+  /** Extra filters on columns of the child table: column name → value, or `{ isNull }`. */
+  filters?: Record<string, ChildFilter>;
 }
 
 /**
@@ -42,8 +47,12 @@ export async function loadChildPages<T extends object>(
     let where = `t."${parentColumn}" in (${parents.map(() => '?').join(', ')})`;
     for (const [column, value] of Object.entries(first.filters ?? {})) {
       if (!/^[a-z_]+$/.test(column)) throw new Error(`bad filter column ${column}`);
-      where += ` and t."${column}" = ?`;
-      params.push(value);
+      if (typeof value === 'object') {
+        where += ` and t."${column}" is ${value.isNull ? '' : 'not '}null`;
+      } else {
+        where += ` and t."${column}" = ?`;
+        params.push(value);
+      }
     }
     if (first.after !== null) {
       where += ` and t."id" ${order === 'asc' ? '>' : '<'} ?`;
@@ -100,6 +109,10 @@ export function createLoaders(em: EntityManager) {
     connectionsOfWorkspace: pageLoader(em, Connection, 'connection', 'workspace_id'),
     assistantsOfWorkspace: pageLoader(em, Assistant, 'assistant', 'workspace_id'),
     operationsOfConnection: pageLoader(em, Operation, 'operation', 'connection_id'),
+    operationsOfWorkspace: pageLoader(em, Operation, 'operation', 'workspace_id'),
+    reviewReasonsOfOperation: pageLoader(em, ReviewReason, 'review_reason', 'operation_id'),
+    discoveryRunsOfConnection: pageLoader(em, DiscoveryRun, 'discovery_run', 'connection_id', 'desc'),
+    auditEventsOfWorkspace: pageLoader(em, AuditEvent, 'audit_event', 'workspace_id', 'desc'),
   };
 }
 

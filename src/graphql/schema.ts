@@ -3,6 +3,8 @@ import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AssistantResolver } from '../assistants/assistant.resolver.js';
 import { ConnectionResolver } from '../connections/connection.resolver.js';
+import { ConnectionRunsResolver, DiscoveryRunResolver } from '../discovery/discovery.resolver.js';
+import { OAuthResolver } from '../oauth/oauth.resolver.js';
 import { OperationResolver } from '../operations/operation.resolver.js';
 import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
 import { authChecker } from './auth-checker.js';
@@ -15,6 +17,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   AssistantResolver,
   ConnectionResolver,
   OperationResolver,
+  DiscoveryRunResolver,
+  ConnectionRunsResolver,
+  OAuthResolver,
 ];
 
 let built: GraphQLSchema | null = null;

@@ -1,4 +1,14 @@
-import { Entity, Enum, Index, ManyToOne, PrimaryKey, Property, Unique, type Opt, type Ref } from '@mikro-orm/core';
+import {
+  Entity,
+  Enum,
+  Index,
+  ManyToOne,
+  PrimaryKey,
+  Property,
+  Unique,
+  type Opt,
+  type Ref,
+} from '@mikro-orm/core';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ObjectType, registerEnumType } from 'type-graphql';
 import { Connection } from '../connections/connection.entity.js';
@@ -11,7 +21,10 @@ export enum RiskLevel {
   READ = 'READ',
   WRITE = 'WRITE',
 }
-registerEnumType(RiskLevel, { name: 'Risk', description: 'READ has no side effect; WRITE calls leave a ledger row.' });
+registerEnumType(RiskLevel, {
+  name: 'Risk',
+  description: 'READ has no side effect; WRITE calls leave a ledger row.',
+});
 
 /** One tool of a connection. */
 @Entity({ tableName: 'operation' })

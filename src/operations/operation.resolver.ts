@@ -1,11 +1,34 @@
-import { Arg, Authorized, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import {
+  Arg,
+  Args,
+  ArgsType,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  InputType,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace } from '../auth/scope.js';
 import { Connection } from '../connections/connection.entity.js';
+import { Notifier } from '../db/notifier.js';
 import type { Context } from '../graphql/context.js';
 import { notFound } from '../graphql/errors.js';
+import type { ChildFilter } from '../graphql/loaders.js';
 import { idOf } from '../graphql/node.js';
-import { Operation } from './operation.entity.js';
+import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
+import { UserError } from '../graphql/user-error.js';
+import { Operation, RiskLevel } from './operation.entity.js';
+import { disableOperation, enableOperation, setOperationRisk } from './operation.service.js';
+import { ReviewReason } from './review-reason.entity.js';
+
+export const ReviewReasonConnection = connectionType('ReviewReason', ReviewReason);
 
 /** Loads an operation the principal may see, or throws NOT_FOUND. */
 export async function visibleOperation(ctx: Context, globalId: string): Promise<Operation> {
@@ -13,6 +36,54 @@ export async function visibleOperation(ctx: Context, globalId: string): Promise<
   if (!operation) throw notFound('operation');
   assertWorkspace(ctx.principal!, operation.workspace.id, 'operation');
   return operation;
+}
+
+@InputType()
+export class EnableInput {
+  @Field(() => ID)
+  operationId!: string;
+}
+
+@InputType()
+export class DisableInput {
+  @Field(() => ID)
+  operationId!: string;
+
+  @Field(() => String, { description: 'Why it goes off, for the audit trail (1–500 characters).' })
+  reason!: string;
+}
+
+@InputType()
+export class SetRiskInput {
+  @Field(() => ID)
+  operationId!: string;
+
+  @Field(() => RiskLevel)
+  risk!: RiskLevel;
+}
+
+@InputType()
+export class ClearRiskInput {
+  @Field(() => ID)
+  operationId!: string;
+}
+
+@ObjectType()
+export class OperationPayload {
+  @Field(() => Operation, { nullable: true })
+  operation!: Operation | null;
+
+  @Field(() => [ReviewReason], { description: 'Review reasons this change resolved.' })
+  resolvedReasons!: ReviewReason[];
+
+  @Field(() => [UserError])
+  userErrors!: UserError[];
+}
+
+@ArgsType()
+export class ReviewReasonArgs extends PageArgsType {
+  @Field(() => Boolean, { nullable: true, description: 'true: open only; false: resolved only; null: all.' })
+  open?: boolean | null;
 }
 
 @Resolver(() => Operation)
@@ -23,8 +94,97 @@ export class OperationResolver {
     return visibleOperation(ctx, id);
   }
 
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => OperationPayload, {
+    description: 'Turns an operation on. With open review reasons only an ADMIN may, and that resolves them.',
+  })
+  async enable(
+    @Arg('input', () => EnableInput) input: EnableInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    const resolved = await enableOperation(ctx.em, ctx.principal!, op);
+    await this.changed(ctx, op);
+    return { operation: op, resolvedReasons: resolved, userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => OperationPayload, {
+    description: 'The incident switch: the operation stops being callable on every instance.',
+  })
+  async disable(
+    @Arg('input', () => DisableInput) input: DisableInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    const reason = input.reason.trim();
+    if (reason.length === 0 || reason.length > 500) {
+      return {
+        operation: null,
+        resolvedReasons: [],
+        userErrors: [new UserError(['input', 'reason'], 'must be 1–500 characters', 'REASON_INVALID')],
+      };
+    }
+    await disableOperation(ctx.em, ctx.principal!, op, reason);
+    await this.changed(ctx, op);
+    return { operation: op, resolvedReasons: [], userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN)
+  @Mutation(() => OperationPayload, {
+    description: 'Sets the risk by hand; it survives refreshes until clearRisk.',
+  })
+  async setRisk(
+    @Arg('input', () => SetRiskInput) input: SetRiskInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    await setOperationRisk(ctx.em, ctx.principal!, op, input.risk);
+    await this.changed(ctx, op);
+    return { operation: op, resolvedReasons: [], userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN)
+  @Mutation(() => OperationPayload, { description: "Hands the risk back to the source's own." })
+  async clearRisk(
+    @Arg('input', () => ClearRiskInput) input: ClearRiskInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    await setOperationRisk(ctx.em, ctx.principal!, op, null);
+    await this.changed(ctx, op);
+    return { operation: op, resolvedReasons: [], userErrors: [] };
+  }
+
   @FieldResolver(() => Connection)
   async connection(@Root() operation: Operation, @Ctx() ctx: Context): Promise<Connection> {
     return (await ctx.loaders.connection.load(operation.connection.id))!;
+  }
+
+  @FieldResolver(() => ReviewReasonConnection, { description: 'Why refreshes turned it off, oldest first.' })
+  async reviewReasons(
+    @Root() operation: Operation,
+    @Args(() => ReviewReasonArgs) args: ReviewReasonArgs,
+    @Ctx() ctx: Context,
+  ): Promise<Page<ReviewReason>> {
+    const { limit, after } = pageWindow(args);
+    const filters: Record<string, ChildFilter> =
+      args.open == null ? {} : { resolved_at: { isNull: args.open } };
+    const rows = await ctx.loaders.reviewReasonsOfOperation.load({
+      parentId: operation.id,
+      limit,
+      after,
+      filters,
+    });
+    return toPage(rows, limit, (r) => r.id);
+  }
+
+  /** Tells every instance's tool cache that this operation changed. */
+  private async changed(ctx: Context, op: Operation): Promise<void> {
+    await Notifier.publishCache(ctx.em.getConnection(), {
+      kind: 'operation',
+      id: op.id,
+      workspaceId: op.workspace.id,
+    });
   }
 }

@@ -17,7 +17,14 @@ import { Assistant } from '../assistants/assistant.entity.js';
 import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
 import { audit } from '../audit/audit.js';
+import { AuditEvent } from '../audit/audit-event.entity.js';
 import { Connection } from '../connections/connection.entity.js';
+import {
+  OperationConnection,
+  OperationFilterArgs,
+  operationFilters,
+} from '../connections/connection.resolver.js';
+import { Operation } from '../operations/operation.entity.js';
 import type { Context } from '../graphql/context.js';
 import { notFound } from '../graphql/errors.js';
 import { idOf } from '../graphql/node.js';
@@ -28,6 +35,7 @@ import { Workspace } from './workspace.entity.js';
 export const WorkspaceConnection = connectionType('Workspace', Workspace);
 export const AssistantConnectionPage = connectionType('Assistant', Assistant);
 export const ConnectionConnection = connectionType('Connection', Connection);
+export const AuditEventConnection = connectionType('AuditEvent', AuditEvent);
 
 @InputType()
 export class CreateWorkspaceInput {
@@ -118,5 +126,32 @@ export class WorkspaceResolver {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.connectionsOfWorkspace.load({ parentId: workspace.id, limit, after });
     return toPage(rows, limit, (c) => c.id);
+  }
+
+  @FieldResolver(() => OperationConnection, { description: 'Every operation of the workspace, filtered.' })
+  async operations(
+    @Root() workspace: Workspace,
+    @Args(() => OperationFilterArgs) args: OperationFilterArgs,
+    @Ctx() ctx: Context,
+  ): Promise<Page<Operation>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.operationsOfWorkspace.load({
+      parentId: workspace.id,
+      limit,
+      after,
+      filters: operationFilters(args),
+    });
+    return toPage(rows, limit, (o) => o.id);
+  }
+
+  @FieldResolver(() => AuditEventConnection, { description: 'Who did what in this workspace, newest first.' })
+  async auditEvents(
+    @Root() workspace: Workspace,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<AuditEvent>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.auditEventsOfWorkspace.load({ parentId: workspace.id, limit, after });
+    return toPage(rows, limit, (a) => a.id);
   }
 }

@@ -1,0 +1,163 @@
+/**
+ * Cross-instance signals over PostgreSQL LISTEN/NOTIFY (DESIGN.md rule 12). A NOTIFY carries ids,
+ * never payloads (payloads are capped at 8000 bytes, and ids keep secrets off the channel).
+ *
+ * Every instance holds one dedicated LISTEN connection. It reconnects by itself; while it is down,
+ * `healthy` is false, and the tool cache must be bypassed rather than trusted stale. On every
+ * (re)connect, listeners get a `reset` so that anything missed meanwhile is dropped.
+ */
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+
+export const CACHE_CHANNEL = 'ct_cache';
+export const EVENTS_CHANNEL = 'ct_turn_events';
+const DEFAULT_RECONNECT_MIN_MS = 100;
+const DEFAULT_RECONNECT_MAX_MS = 5_000;
+
+/** What changed, by id. `assistant` covers the customer's gate; `workspace` drops everything of it. */
+export interface CacheSignal {
+  kind: 'operation' | 'connection' | 'assistant' | 'workspace';
+  id: string;
+  /** The workspace the object belongs to, so an instance can drop a whole workspace cheaply. */
+  workspaceId: string;
+}
+
+export interface EventSignal {
+  /** The turn event's global sequence number. */
+  seq: number;
+  workspaceId: string;
+}
+
+/** Anything that can run SQL (an entity manager's connection, inside or outside a transaction). */
+export interface SqlRunner {
+  execute(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+export class Notifier {
+  readonly #events = new EventEmitter();
+  #client: pg.Client | null = null;
+  #healthy = false;
+  #stopped = false;
+  #retryMs = DEFAULT_RECONNECT_MIN_MS;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly logger: Logger,
+  ) {
+    this.#events.setMaxListeners(0);
+  }
+
+  /** True while the LISTEN connection is up: only then may caches trust themselves. */
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  async start(): Promise<void> {
+    this.#stopped = false;
+    await this.#connect();
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      application_name: 'connected-tools-listen',
+    });
+    client.on('notification', (msg) => this.#dispatch(msg.channel, msg.payload ?? ''));
+    client.on('error', (err) => {
+      this.logger.warn({ err: { message: err.message } }, 'LISTEN connection error');
+      this.#down(client);
+    });
+    client.on('end', () => this.#down(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CACHE_CHANNEL}`);
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed; retrying');
+      this.#down(client);
+      return;
+    }
+    if (this.#stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.#client = client;
+    this.#healthy = true;
+    this.#retryMs = DEFAULT_RECONNECT_MIN_MS;
+    this.#events.emit('reset');
+  }
+
+  #down(client: pg.Client): void {
+    if (this.#client === client) this.#client = null;
+    if (this.#healthy) this.#events.emit('reset');
+    this.#healthy = false;
+    client.removeAllListeners('end');
+    void client.end().catch(() => undefined);
+    if (this.#stopped || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      if (!this.#stopped) void this.#connect();
+    }, this.#retryMs);
+    this.#timer.unref();
+    this.#retryMs = Math.min(this.#retryMs * 2, DEFAULT_RECONNECT_MAX_MS);
+  }
+
+  #dispatch(channel: string, payload: string): void {
+    try {
+      const data = JSON.parse(payload) as unknown;
+      if (channel === CACHE_CHANNEL) this.#events.emit('cache', data);
+      else if (channel === EVENTS_CHANNEL) this.#events.emit('event', data);
+    } catch {
+      this.logger.warn({ channel }, 'ignored a malformed notification');
+    }
+  }
+
+  onCache(listener: (signal: CacheSignal) => void): () => void {
+    this.#events.on('cache', listener);
+    return () => this.#events.off('cache', listener);
+  }
+
+  onEvent(listener: (signal: EventSignal) => void): () => void {
+    this.#events.on('event', listener);
+    return () => this.#events.off('event', listener);
+  }
+
+  /** Called whenever the LISTEN connection (re)connects or drops: state may have been missed. */
+  onReset(listener: () => void): () => void {
+    this.#events.on('reset', listener);
+    return () => this.#events.off('reset', listener);
+  }
+
+  /**
+   * Sends a signal. Run it on a transaction's connection to deliver at commit (and not at all on
+   * rollback), or on a plain connection to deliver at once.
+   */
+  static async publishCache(sql: SqlRunner, signal: CacheSignal): Promise<void> {
+    await sql.execute('select pg_notify(?, ?)', [CACHE_CHANNEL, JSON.stringify(signal)]);
+  }
+
+  static async publishEvent(sql: SqlRunner, signal: EventSignal): Promise<void> {
+    await sql.execute('select pg_notify(?, ?)', [EVENTS_CHANNEL, JSON.stringify(signal)]);
+  }
+
+  /** Drops the LISTEN connection on purpose (tests of the reconnect path). */
+  dropConnectionForTest(): void {
+    const client = this.#client;
+    if (client) this.#down(client);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#healthy = false;
+    const client = this.#client;
+    this.#client = null;
+    if (client) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,373 @@
+/**
+ * One discovery run of one connection (I/O): read the source, reconcile, apply.
+ *
+ * - The source is read first, outside any transaction: no lock is held while a remote server
+ *   takes its time.
+ * - Then the plan is made and applied in ONE transaction, under a row lock on the connection, so
+ *   concurrent runs of one connection serialize and each applies a complete plan.
+ * - All or nothing (DESIGN.md rule 2): any failure, or a source with no operations, leaves every
+ *   operation as it was. The run records the outcome either way.
+ * - Never called from the turn path.
+ */
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { audit } from '../audit/audit.js';
+import type { Principal } from '../auth/principal.js';
+import { Connection, ConnectionKind, ConnectionStatus } from '../connections/connection.entity.js';
+import { mcpEndpoint } from '../connections/endpoint.js';
+import { AppError, isAppError } from '../errors.js';
+import { isOutboundError } from '../http/outbound.js';
+import { Operation, type RiskLevel } from '../operations/operation.entity.js';
+import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
+import type { JsonObject } from '../operations/types.js';
+import { convertDescription } from '../openapi/convert.js';
+import { DEFAULT_MAX_DESCRIPTION_BYTES, loadDescription } from '../openapi/load.js';
+import type { Services } from '../services.js';
+import { Workspace } from '../workspaces/workspace.entity.js';
+import {
+  DiscoveryOutcome,
+  DiscoveryRun,
+  type DiscoveryTrigger,
+  type SkippedItem,
+} from './discovery-run.entity.js';
+import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+
+/** What a source offered, before reconciliation. */
+export interface SourceListing {
+  operations: DiscoveredOperation[];
+  skipped: SkippedItem[];
+  diagnostics: string[];
+  protocolVersion: string | null;
+  serverInfo: JsonObject | null;
+}
+
+export interface DiscoveryResult {
+  run: DiscoveryRun;
+  /** Operations added or changed by this run (empty when it failed). */
+  changed: Operation[];
+}
+
+/** Reads an MCP server: initialize, every page of tools/list, end the session. */
+async function readMcp(services: Services, connection: Connection): Promise<SourceListing> {
+  const result = await services.mcp.discover(mcpEndpoint(services, connection));
+  const diagnostics: string[] = [];
+  if (result.stopReason === 'TOOL_LIMIT')
+    diagnostics.push('the tool list stopped at the limit of 300 tools; later tools were not read');
+  if (result.stopReason === 'PAGE_LIMIT')
+    diagnostics.push(`the tool list stopped after ${result.pages} pages (the limit)`);
+  if (result.stopReason === 'REPEATED_CURSOR')
+    diagnostics.push('the tool list stopped because the server repeated a cursor');
+  return {
+    operations: result.tools.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: t.annotations,
+      risk: t.risk,
+      idempotent: t.idempotent,
+      binding: null,
+    })),
+    skipped: result.skipped.map((s) => ({
+      name: s.name ?? `#${s.index}`,
+      reason: s.reason,
+      detail: s.detail,
+    })),
+    diagnostics,
+    protocolVersion: result.initialize.protocolVersion,
+    serverInfo: result.initialize.serverInfo,
+  };
+}
+
+/** Reads an OpenAPI description (re-fetching its address, or the stored text) and converts it. */
+async function readOpenApi(
+  services: Services,
+  em: EntityManager,
+  connection: Connection,
+): Promise<SourceListing> {
+  let source: { url: string } | { text: string };
+  if (connection.descriptionUrl) source = { url: connection.descriptionUrl };
+  else {
+    await em.populate(connection, ['descriptionText']);
+    if (!connection.descriptionText)
+      throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
+    source = { text: connection.descriptionText };
+  }
+  const loaded = await loadDescription(
+    source,
+    {
+      fetchText: async (url, maxBytes) => {
+        try {
+          return await services.outbound.fetchText(url, maxBytes);
+        } catch (err) {
+          if (isOutboundError(err) && err.code === 'BODY_TOO_LARGE') {
+            throw new AppError(
+              'DESCRIPTION_TOO_LARGE',
+              `the description at ${url} is larger than ${maxBytes} bytes`,
+              { cause: err },
+            );
+          }
+          if (isOutboundError(err) && err.code === 'HTTP_STATUS') {
+            throw new AppError(
+              'DESCRIPTION_FETCH_FAILED',
+              `fetching the description failed: ${err.message}`,
+              { cause: err },
+            );
+          }
+          throw err;
+        }
+      },
+    },
+    { maxBytes: DEFAULT_MAX_DESCRIPTION_BYTES },
+  );
+  const converted = convertDescription(loaded.document, loaded.url, connection.baseUrl);
+  return {
+    operations: converted.operations.map((o) => ({
+      name: o.name,
+      title: o.title,
+      description: o.description,
+      inputSchema: o.inputSchema,
+      annotations: o.annotations,
+      risk: o.risk,
+      idempotent: false,
+      binding: o.binding,
+    })),
+    skipped: converted.skipped.map((s) => ({
+      name: s.name,
+      reason: s.reason,
+      detail: `${s.method} ${s.path}`,
+    })),
+    diagnostics: converted.diagnostics,
+    protocolVersion: null,
+    serverInfo: null,
+  };
+}
+
+function toStored(op: Operation, openReasons: ReviewReason[]): StoredOperation {
+  return {
+    id: op.id,
+    key: op.key,
+    name: op.name,
+    title: op.title,
+    description: op.description,
+    inputSchema: op.inputSchema,
+    annotations: op.annotations,
+    risk: op.risk,
+    sourceRisk: op.sourceRisk,
+    idempotent: op.idempotent,
+    binding: op.binding,
+    enabled: op.enabled,
+    riskSetByAdmin: op.riskSetByAdmin,
+    openReasons: openReasons.map((r) => ({ code: r.code, detail: r.detail })),
+  };
+}
+
+/** A message for people: our own coded errors as they are, anything else masked. */
+function describeFailure(err: unknown): { code: string; message: string } {
+  if (isAppError(err)) return { code: err.code, message: err.message };
+  return { code: 'INTERNAL', message: 'discovery failed because of an internal error; it has been logged' };
+}
+
+export class DiscoveryService {
+  constructor(
+    private readonly services: Services,
+    /** Called after a run changed operations, so caches on every instance can drop them. */
+    private readonly onChanged: (connectionId: string, workspaceId: string) => Promise<void> = async () =>
+      undefined,
+  ) {}
+
+  /** Runs one discovery. Never throws for a source problem: the run says what happened. */
+  async run(
+    connectionId: string,
+    trigger: DiscoveryTrigger,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+  ): Promise<DiscoveryResult> {
+    const { orm, logger } = this.services;
+    const em = orm.em.fork();
+    const connection = await em.findOneOrFail(Connection, { id: connectionId });
+    const run = new DiscoveryRun(
+      em.getReference(Connection, connection.id, { wrapped: true }),
+      trigger,
+      principal.label,
+    );
+    await em.persistAndFlush(run);
+
+    let listing: SourceListing;
+    try {
+      listing =
+        connection.kind === ConnectionKind.MCP
+          ? await readMcp(this.services, connection)
+          : await readOpenApi(this.services, em, connection);
+      if (listing.operations.length === 0) {
+        throw new AppError(
+          'EMPTY_TOOL_LIST',
+          connection.kind === ConnectionKind.MCP
+            ? 'the server listed no usable tools; nothing was changed'
+            : 'the description has no usable operations; nothing was changed',
+        );
+      }
+      const changed = await this.apply(connection.id, run.id, listing, principal);
+      await this.onChanged(connection.id, connection.workspace.id).catch((err: unknown) =>
+        logger.warn({ err }, 'cache notification failed'),
+      );
+      const fresh = orm.em.fork();
+      return {
+        run: await fresh.findOneOrFail(DiscoveryRun, { id: run.id }),
+        changed: changed.length
+          ? await fresh.find(Operation, { id: { $in: changed } }, { orderBy: { id: 'asc' } })
+          : [],
+      };
+    } catch (err) {
+      const failure = describeFailure(err);
+      if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
+      else logger.info({ code: failure.code, connectionId }, 'discovery failed');
+      const failedEm = orm.em.fork();
+      await failedEm.transactional(async (tx) => {
+        const r = await tx.findOneOrFail(DiscoveryRun, { id: run.id });
+        r.outcome = DiscoveryOutcome.FAILED;
+        r.errorCode = failure.code;
+        r.errorMessage = failure.message;
+        r.finishedAt = new Date();
+        const c = await tx.findOneOrFail(Connection, { id: connection.id });
+        c.status =
+          failure.code === 'AUTH_REQUIRED' ? ConnectionStatus.NEEDS_SIGN_IN : ConnectionStatus.FAILED;
+        c.lastDiscoveryAt = r.finishedAt;
+        c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
+        audit(tx, { label: principal.label } as Principal, {
+          workspaceId: c.workspace.id,
+          action: 'DISCOVER',
+          targetType: 'Connection',
+          targetId: c.nodeId,
+          after: { run: r.nodeId, trigger: r.trigger, outcome: r.outcome, errorCode: r.errorCode },
+        });
+      });
+      return { run: await orm.em.fork().findOneOrFail(DiscoveryRun, { id: run.id }), changed: [] };
+    }
+  }
+
+  /** Plans and applies under the connection's row lock; returns the ids of added and changed operations. */
+  private async apply(
+    connectionId: string,
+    runId: string,
+    listing: SourceListing,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+  ): Promise<string[]> {
+    return this.services.orm.em.fork().transactional(async (tx) => {
+      const connection = await tx.findOneOrFail(
+        Connection,
+        { id: connectionId },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      const workspaceId = connection.workspace.id;
+      const stored = await tx.find(Operation, { connection: connectionId }, { orderBy: { id: 'asc' } });
+      const reasons = stored.length
+        ? await tx.find(ReviewReason, { operation: { $in: stored.map((o) => o.id) }, resolvedAt: null })
+        : [];
+      const reasonsOf = new Map<string, ReviewReason[]>();
+      for (const r of reasons) reasonsOf.set(r.operation.id, [...(reasonsOf.get(r.operation.id) ?? []), r]);
+
+      // Keys in use anywhere in the workspace, and keys that call history still names, are taken.
+      const taken = new Set<string>();
+      const keyRows = await tx
+        .getConnection()
+        .execute<{ key: string }[]>(
+          `select key from operation where workspace_id = ? union select distinct operation_key as key from turn_call where workspace_id = ? and operation_key is not null`,
+          [workspaceId, workspaceId],
+        );
+      for (const row of keyRows) taken.add(row.key);
+
+      const plan = reconcile(
+        stored.map((o) => toStored(o, reasonsOf.get(o.id) ?? [])),
+        listing.operations,
+        { connectionSlug: connection.slug, takenKeys: taken },
+      );
+      const byId = new Map(stored.map((o) => [o.id, o]));
+      const run = await tx.findOneOrFail(DiscoveryRun, { id: runId });
+      const runRef = tx.getReference(DiscoveryRun, runId, { wrapped: true });
+      const changed: string[] = [];
+
+      for (const gone of plan.remove) tx.remove(byId.get(gone.id)!);
+      for (const update of plan.update) {
+        if (!update.changed) continue;
+        const op = byId.get(update.id)!;
+        op.title = update.after.title;
+        op.description = update.after.description;
+        op.inputSchema = update.after.inputSchema;
+        op.annotations = update.after.annotations;
+        op.binding = update.after.binding;
+        op.risk = update.after.risk as RiskLevel;
+        op.sourceRisk = update.after.sourceRisk as RiskLevel;
+        op.idempotent = update.after.idempotent;
+        if (update.disable) {
+          op.enabled = false;
+          op.needsReview = true;
+        }
+        for (const reason of update.newReasons) {
+          tx.persist(
+            new ReviewReason(
+              tx.getReference(Operation, op.id, { wrapped: true }),
+              reason.code as ReviewCode,
+              reason.detail,
+              runRef,
+            ),
+          );
+        }
+        changed.push(op.id);
+      }
+      for (const add of plan.add) {
+        const op = new Operation({
+          workspace: tx.getReference(Workspace, workspaceId, { wrapped: true }),
+          connection: tx.getReference(Connection, connectionId, { wrapped: true }),
+          key: add.key,
+          name: add.op.name,
+          inputSchema: add.op.inputSchema,
+          risk: add.op.risk as RiskLevel,
+          enabled: add.enabled,
+        });
+        op.title = add.op.title;
+        op.description = add.op.description;
+        op.annotations = add.op.annotations;
+        op.binding = add.op.binding;
+        op.idempotent = add.op.idempotent;
+        tx.persist(op);
+        changed.push(op.id);
+      }
+
+      const now = new Date();
+      connection.status = ConnectionStatus.READY;
+      connection.lastDiscoveryAt = now;
+      connection.lastDiscoveryError = null;
+      if (listing.protocolVersion !== null) connection.protocolVersion = listing.protocolVersion;
+      if (listing.serverInfo !== null) connection.serverInfo = listing.serverInfo;
+
+      run.outcome = DiscoveryOutcome.SUCCEEDED;
+      run.finishedAt = now;
+      run.added = plan.counts.added;
+      run.removed = plan.counts.removed;
+      run.updated = plan.counts.updated;
+      run.flagged = plan.counts.flagged;
+      run.skipped = [
+        ...listing.skipped,
+        ...plan.skipped.map((s) => ({ name: s.name, reason: s.reason, detail: null })),
+      ];
+      run.diagnostics = listing.diagnostics;
+      run.protocolVersion = listing.protocolVersion;
+      run.serverInfo = listing.serverInfo;
+
+      audit(tx, { label: principal.label } as Principal, {
+        workspaceId,
+        action: 'DISCOVER',
+        targetType: 'Connection',
+        targetId: connection.nodeId,
+        after: {
+          run: run.nodeId,
+          trigger: run.trigger,
+          added: run.added,
+          removed: run.removed,
+          updated: run.updated,
+          flagged: run.flagged,
+        },
+      });
+      return changed;
+    });
+  }
+}
