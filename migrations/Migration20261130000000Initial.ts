@@ -54,7 +54,7 @@ export class Migration20261130000000Initial extends Migration {
     );
     this.addSql(`create index "assistant_workspace_id_index" on "assistant" ("workspace_id");`);
     this.addSql(
-      `create table "turn" ("id" uuid not null, "workspace_id" uuid not null, "assistant_id" uuid not null, "conversation_id" varchar(200) not null, "started_at" timestamptz not null, "finished_at" timestamptz null, "declared_tools" jsonb not null, constraint "turn_pkey" primary key ("id"));`,
+      `create table "turn" ("id" uuid not null, "workspace_id" uuid not null, "assistant_id" uuid not null, "conversation_id" varchar(200) not null, "started_at" timestamptz not null, "finished_at" timestamptz null, "declared_tools" jsonb not null, "call_seq" int not null default 0, constraint "turn_pkey" primary key ("id"));`,
     );
     this.addSql(`create index "turn_workspace_id_index" on "turn" ("workspace_id");`);
     this.addSql(

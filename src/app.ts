@@ -8,6 +8,10 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
 import { migrate, openOrm } from './db/orm.js';
 import { DiscoveryService } from './discovery/discover.js';
+import { announceToolChange } from './turns/cache-signal.js';
+import { TurnEventHub } from './turns/events.js';
+import { ToolCache } from './turns/tool-cache.js';
+import { TurnService } from './turns/turn.service.js';
 import { buildAppSchema } from './graphql/schema.js';
 import { OutboundClient } from './http/outbound.js';
 import { McpClient } from './mcp/client.js';
@@ -94,9 +98,20 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       notifier,
       discovery: null as unknown as DiscoveryService,
       oauth: null as unknown as OAuthService,
+      toolCache: null as unknown as ToolCache,
+      turns: null as unknown as TurnService,
+      turnEvents: new TurnEventHub(orm, notifier, logger),
     };
+    services.toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
+      services.mcp.forgetSession(connectionId),
+    );
+    services.turns = new TurnService(services, services.toolCache);
     services.discovery = new DiscoveryService(services, (connectionId, workspaceId) =>
-      Notifier.publishCache(orm.em.getConnection(), { kind: 'connection', id: connectionId, workspaceId }),
+      announceToolChange(services, orm.em.getConnection(), {
+        kind: 'connection',
+        id: connectionId,
+        workspaceId,
+      }),
     );
     services.oauth = new OAuthService(services);
     const firstAdminToken =
@@ -118,6 +133,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         stopping ??= (async () => {
           await http.close();
           logger.debug('http server closed');
+          services.turnEvents.close();
+          services.toolCache.close();
           await services.oauth.stopSweep();
           await services.mcp.whenIdle();
           await outbound.close();

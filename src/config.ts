@@ -4,6 +4,7 @@
  * lists the same variables with the same defaults.
  */
 import { resolve } from 'node:path';
+import { builtInProblems, type DeclaredTool } from './turns/declare.js';
 
 export const DEFAULT_PORT = 4000;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -39,6 +40,8 @@ export interface Config {
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
+  /** Tools declared before the connection tools in every turn (the runtime handles them). */
+  builtInTools: DeclaredTool[];
 }
 
 export class ConfigError extends Error {
@@ -89,6 +92,32 @@ function parseDatabaseUrl(raw: string | undefined): string | null {
     );
   }
   return raw;
+}
+
+function parseBuiltInTools(raw: string | undefined): DeclaredTool[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('BUILTIN_TOOLS must be a JSON array of { name, description, inputSchema }');
+  }
+  const ok =
+    Array.isArray(parsed) &&
+    parsed.every(
+      (t) =>
+        typeof t === 'object' &&
+        t !== null &&
+        typeof (t as DeclaredTool).name === 'string' &&
+        typeof (t as DeclaredTool).description === 'string' &&
+        typeof (t as DeclaredTool).inputSchema === 'object' &&
+        (t as DeclaredTool).inputSchema !== null,
+    );
+  if (!ok) throw new ConfigError('BUILTIN_TOOLS must be a JSON array of { name, description, inputSchema }');
+  const tools = parsed as DeclaredTool[];
+  const problems = builtInProblems(tools);
+  if (problems.length > 0) throw new ConfigError(`BUILTIN_TOOLS: ${problems.join('; ')}`);
+  return tools;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -145,5 +174,6 @@ export function loadConfig(env: Env = process.env): Config {
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
+    builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
   };
 }

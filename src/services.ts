@@ -3,6 +3,9 @@ import type { AuthService } from './auth/auth.service.js';
 import type { Config } from './config.js';
 import type { Notifier } from './db/notifier.js';
 import type { DiscoveryService } from './discovery/discover.js';
+import type { TurnEventHub } from './turns/events.js';
+import type { ToolCache } from './turns/tool-cache.js';
+import type { TurnService } from './turns/turn.service.js';
 import type { SecretBox } from './connections/secrets.js';
 import type { OutboundClient } from './http/outbound.js';
 import type { Logger } from './logger.js';
@@ -23,6 +26,9 @@ export interface Services {
   /** LISTEN/NOTIFY across instances. */
   notifier: Notifier;
   discovery: DiscoveryService;
+  toolCache: ToolCache;
+  turns: TurnService;
+  turnEvents: TurnEventHub;
   /** OAuth sign-in and token renewal for MCP servers that ask people to sign in. */
   oauth: OAuthService;
 }

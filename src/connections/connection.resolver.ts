@@ -23,7 +23,7 @@ import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../
 import { UserError } from '../graphql/user-error.js';
 import { Operation, RiskLevel } from '../operations/operation.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
-import { Notifier } from '../db/notifier.js';
+import { announceToolChange } from '../turns/cache-signal.js';
 import { DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
 import { Connection } from './connection.entity.js';
 import { CreateConnectionInput, DeleteConnectionInput, UpdateConnectionInput } from './connection.input.js';
@@ -178,7 +178,7 @@ export class ConnectionResolver {
   /** A new address or credential: drop cached tools and this process's MCP session everywhere. */
   private async changed(ctx: Context, connection: Connection): Promise<void> {
     ctx.services.mcp.forgetSession(connection.id);
-    await Notifier.publishCache(ctx.em.getConnection(), {
+    await announceToolChange(ctx.services, ctx.em.getConnection(), {
       kind: 'connection',
       id: connection.id,
       workspaceId: connection.workspace.id,

@@ -1,42 +1,53 @@
 import type { McpAuth, McpEndpoint } from '../mcp/client.js';
 import type { Services } from '../services.js';
-import { type Connection, CredentialKind } from './connection.entity.js';
-import { openCredential } from './connection.service.js';
+import { CredentialKind } from './connection.entity.js';
+import { credentialAad } from './connection.service.js';
 
-/** The credential of a key-based connection as headers for an outbound request (OpenAPI calls). */
-export function credentialHeaders(services: Services, connection: Connection): Record<string, string> {
-  const secret = openCredential(services, connection);
+/** What reaching a connection needs: a Connection entity, or the tool cache's snapshot of one. */
+export interface ConnectionTarget {
+  id: string;
+  endpointUrl: string | null;
+  timeoutMs: number | null;
+  credentialKind: CredentialKind;
+  credentialHeaderName: string | null;
+  /** Sealed; opened only here, just before a request. */
+  credentialSecret: string | null;
+}
+
+function openSecret(services: Services, target: ConnectionTarget): string | null {
+  if (target.credentialKind !== CredentialKind.BEARER && target.credentialKind !== CredentialKind.HEADER)
+    return null;
+  return target.credentialSecret
+    ? services.secrets.open(target.credentialSecret, credentialAad(target.id))
+    : null;
+}
+
+/** The credential of a key-based connection as request headers (OpenAPI calls). */
+export function credentialHeaders(services: Services, target: ConnectionTarget): Record<string, string> {
+  const secret = openSecret(services, target);
   if (secret === null) return {};
-  if (connection.credentialKind === CredentialKind.HEADER && connection.credentialHeaderName) {
-    return { [connection.credentialHeaderName]: secret };
-  }
-  if (connection.credentialKind === CredentialKind.BEARER) return { authorization: `Bearer ${secret}` };
-  return {};
+  if (target.credentialKind === CredentialKind.HEADER && target.credentialHeaderName)
+    return { [target.credentialHeaderName]: secret };
+  return { authorization: `Bearer ${secret}` };
 }
 
 /** How the MCP client reaches a connection: address, credential, timeout, session key. */
-export function mcpEndpoint(services: Services, connection: Connection): McpEndpoint {
+export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEndpoint {
   let auth: McpAuth = { kind: 'none' };
-  const secret =
-    connection.credentialKind === CredentialKind.OAUTH ? null : openCredential(services, connection);
-  if (secret !== null && connection.credentialKind === CredentialKind.BEARER)
+  const secret = openSecret(services, target);
+  if (secret !== null && target.credentialKind === CredentialKind.BEARER)
     auth = { kind: 'bearer', token: secret };
-  if (
-    secret !== null &&
-    connection.credentialKind === CredentialKind.HEADER &&
-    connection.credentialHeaderName
-  ) {
-    auth = { kind: 'header', name: connection.credentialHeaderName, value: secret };
+  if (secret !== null && target.credentialKind === CredentialKind.HEADER && target.credentialHeaderName) {
+    auth = { kind: 'header', name: target.credentialHeaderName, value: secret };
   }
   const endpoint: McpEndpoint = {
-    id: connection.id,
-    url: connection.endpointUrl!,
+    id: target.id,
+    url: target.endpointUrl ?? '',
     auth,
-    timeoutMs: connection.timeoutMs ?? undefined,
+    timeoutMs: target.timeoutMs ?? undefined,
   };
   const oauth = services.oauth;
-  if (connection.credentialKind === CredentialKind.OAUTH && oauth) {
-    endpoint.getAuthHeaders = () => oauth.authHeaders(connection.id);
-  }
+  if (target.credentialKind === CredentialKind.OAUTH && oauth)
+    endpoint.getAuthHeaders = () => oauth.authHeaders(target.id);
   return endpoint;
 }

@@ -6,6 +6,9 @@ import { AuditEvent } from '../audit/audit-event.entity.js';
 import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
+import { LedgerEntry } from '../turns/ledger-entry.entity.js';
+import { TurnCall } from '../turns/turn-call.entity.js';
+import { Turn } from '../turns/turn.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
 /** A page of children per parent: `limit + 1` rows so the caller can tell whether more exist. */
@@ -113,6 +116,35 @@ export function createLoaders(em: EntityManager) {
     reviewReasonsOfOperation: pageLoader(em, ReviewReason, 'review_reason', 'operation_id'),
     discoveryRunsOfConnection: pageLoader(em, DiscoveryRun, 'discovery_run', 'connection_id', 'desc'),
     auditEventsOfWorkspace: pageLoader(em, AuditEvent, 'audit_event', 'workspace_id', 'desc'),
+    callsOfTurn: pageLoader(em, TurnCall, 'turn_call', 'turn_id'),
+    turnsOfAssistant: pageLoader(em, Turn, 'turn', 'assistant_id', 'desc'),
+    ledgerOfWorkspace: pageLoader(em, LedgerEntry, 'ledger_entry', 'workspace_id', 'desc'),
+    connectedToolsOfAssistant: new DataLoader<ChildPageKey, Connection[], string>(
+      async (keys) => {
+        const assistants = [...new Set(keys.map((k) => k.parentId))];
+        const rows = await em
+          .getConnection()
+          .execute<Record<string, unknown>[]>(
+            `select ac.assistant_id as "gate__assistant", c.* from assistant_connection ac join connection c on c.id = ac.connection_id where ac.assistant_id in (${assistants.map(() => '?').join(', ')}) order by c.id`,
+            assistants,
+          );
+        const byAssistant = new Map<string, Connection[]>();
+        for (const row of rows) {
+          const assistantId = row.gate__assistant as string;
+          delete row.gate__assistant;
+          byAssistant.set(assistantId, [
+            ...(byAssistant.get(assistantId) ?? []),
+            em.map(Connection, row as never),
+          ]);
+        }
+        return keys.map((k) => {
+          const all = byAssistant.get(k.parentId) ?? [];
+          const from = k.after === null ? all : all.filter((c) => c.id > k.after!);
+          return from.slice(0, k.limit + 1);
+        });
+      },
+      { cacheKeyFn: (k) => JSON.stringify([k.parentId, k.limit, k.after]) },
+    ),
   };
 }
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
+import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AssistantResolver } from '../assistants/assistant.resolver.js';
 import { ConnectionResolver } from '../connections/connection.resolver.js';
@@ -7,6 +8,7 @@ import { ConnectionRunsResolver, DiscoveryRunResolver } from '../discovery/disco
 import { OAuthResolver } from '../oauth/oauth.resolver.js';
 import { OperationResolver } from '../operations/operation.resolver.js';
 import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
+import { AssistantTurnsResolver, TurnResolver, WorkspaceLedgerResolver } from '../turns/turn.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
 
@@ -20,6 +22,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   DiscoveryRunResolver,
   ConnectionRunsResolver,
   OAuthResolver,
+  TurnResolver,
+  AssistantTurnsResolver,
+  WorkspaceLedgerResolver,
 ];
 
 let built: GraphQLSchema | null = null;
@@ -31,6 +36,9 @@ export async function buildAppSchema(): Promise<GraphQLSchema> {
     authChecker,
     validate: false,
     emitSchemaFile: false,
+    // Required by type-graphql for any @Subscription; ours use their own `subscribe` (events.ts),
+    // so that events cross instances through PostgreSQL, not through this process.
+    pubSub: createPubSub(),
   });
   return built;
 }

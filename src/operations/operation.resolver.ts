@@ -17,7 +17,7 @@ import {
 import { Role } from '../auth/api-token.entity.js';
 import { assertWorkspace } from '../auth/scope.js';
 import { Connection } from '../connections/connection.entity.js';
-import { Notifier } from '../db/notifier.js';
+import { announceToolChange } from '../turns/cache-signal.js';
 import type { Context } from '../graphql/context.js';
 import { notFound } from '../graphql/errors.js';
 import type { ChildFilter } from '../graphql/loaders.js';
@@ -181,7 +181,7 @@ export class OperationResolver {
 
   /** Tells every instance's tool cache that this operation changed. */
   private async changed(ctx: Context, op: Operation): Promise<void> {
-    await Notifier.publishCache(ctx.em.getConnection(), {
+    await announceToolChange(ctx.services, ctx.em.getConnection(), {
       kind: 'operation',
       id: op.id,
       workspaceId: op.workspace.id,

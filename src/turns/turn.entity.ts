@@ -3,14 +3,14 @@ import { Field, ObjectType } from 'type-graphql';
 import { Assistant } from '../assistants/assistant.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
-import type { JsonObject } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
-/** One declared tool, as the model saw it. */
+/**
+ * One declared tool: the name the model saw and what it maps to. Descriptions and schemas are not
+ * copied into every turn; the operation (or the audit trail) has them.
+ */
 export interface DeclaredToolRecord {
   name: string;
-  description: string;
-  inputSchema: JsonObject;
   /** Null for built-ins and finish_turn. */
   operationId: string | null;
   operationKey: string | null;
@@ -46,7 +46,16 @@ export class Turn extends Node {
   @Property({ type: 'json' })
   declaredTools: DeclaredToolRecord[];
 
-  constructor(workspace: Ref<Workspace>, assistant: Ref<Assistant>, conversationId: string, declaredTools: DeclaredToolRecord[]) {
+  /** The last call's `seq`: incremented atomically as each call starts. */
+  @Property({ type: 'integer', default: 0 })
+  callSeq: number & Opt = 0;
+
+  constructor(
+    workspace: Ref<Workspace>,
+    assistant: Ref<Assistant>,
+    conversationId: string,
+    declaredTools: DeclaredToolRecord[],
+  ) {
     super();
     this.workspace = workspace;
     this.assistant = assistant;
@@ -56,5 +65,10 @@ export class Turn extends Node {
 
   override get nodeId(): string {
     return toGlobalId('Turn', this.id);
+  }
+
+  @Field(() => [String], { description: 'The tool names declared to the model, in order.' })
+  get declaredToolNames(): string[] {
+    return this.declaredTools.map((t) => t.name);
   }
 }

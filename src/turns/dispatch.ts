@@ -1,0 +1,117 @@
+/**
+ * Calls one operation (I/O) and turns whatever happens into a CallResult. Never throws for an
+ * upstream problem.
+ *
+ * Retries (DESIGN.md rule 7): at most one. A READ or idempotent operation is retried after a
+ * timeout or a transport failure; a WRITE only when the first request provably never reached the
+ * server (connect refused, DNS, TLS), so that no side effect happens twice.
+ */
+import { ConnectionKind } from '../connections/connection.entity.js';
+import { credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
+import { isOutboundError } from '../http/outbound.js';
+import type { JsonObject } from '../operations/types.js';
+import { buildRequest } from '../openapi/request.js';
+import type { Services } from '../services.js';
+import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
+import type { CachedOperation } from './tool-cache.js';
+import { CallStatus } from './turn-call.entity.js';
+
+async function callOpenApi(
+  services: Services,
+  op: CachedOperation,
+  tool: string,
+  args: JsonObject,
+): Promise<CallResult> {
+  const started = performance.now();
+  const built = buildRequest(op.binding!, args);
+  if (!built.ok) return failure(CallStatus.REJECTED, built.message);
+  const { request } = built;
+  const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5', ...request.headers };
+  if (request.contentType) headers['content-type'] = request.contentType;
+  Object.assign(headers, credentialHeaders(services, op.connection));
+  const timeoutMs = op.connection.timeoutMs ?? services.config.outbound.timeoutMs;
+  const retrySafe = op.risk === 'READ' || op.idempotent;
+  const maxChars = services.config.toolResultMaxChars;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await services.outbound.request(request.url, {
+        method: request.method,
+        headers,
+        body: request.body,
+        timeoutMs,
+      });
+      const body = await res.text();
+      const contentType = String(res.headers['content-type'] ?? '');
+      const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars);
+      return { ...result, attempts: attempt, durationMs: Math.round(performance.now() - started) };
+    } catch (err) {
+      const durationMs = Math.round(performance.now() - started);
+      if (!isOutboundError(err)) throw err;
+      const canRetry =
+        attempt === 1 &&
+        (err.code === 'TIMEOUT' || err.code === 'CONNECT_FAILED' || err.code === 'TRANSPORT_ERROR') &&
+        (retrySafe || !err.reachedServer);
+      if (canRetry) continue;
+      if (err.code === 'TIMEOUT') {
+        return failure(
+          CallStatus.TIMEOUT,
+          `The API behind ${tool} did not answer within ${timeoutMs / 1000} s. It may have done its work anyway; check before repeating anything that changes data.`,
+          attempt,
+          durationMs,
+        );
+      }
+      if (err.code === 'BODY_TOO_LARGE') {
+        return failure(
+          CallStatus.UPSTREAM_ERROR,
+          `The API behind ${tool} answered with more data than the service reads. Ask for less (filters, smaller pages).`,
+          attempt,
+          durationMs,
+        );
+      }
+      if (err.code === 'CONNECT_FAILED') {
+        return failure(
+          CallStatus.UPSTREAM_ERROR,
+          `The API behind ${tool} could not be reached. Nothing was done; it may work if tried again later.`,
+          attempt,
+          durationMs,
+        );
+      }
+      if (err.code === 'TRANSPORT_ERROR') {
+        return failure(
+          CallStatus.UPSTREAM_ERROR,
+          `The connection to the API behind ${tool} broke during the call. It may have done its work anyway; check before repeating anything that changes data.`,
+          attempt,
+          durationMs,
+        );
+      }
+      // Refused by policy (address, scheme, header): a configuration problem, not the model's.
+      return failure(
+        CallStatus.UPSTREAM_ERROR,
+        `The API behind ${tool} is not reachable from this service (${err.code}). The team will check.`,
+        attempt,
+        durationMs,
+      );
+    }
+  }
+}
+
+/** Dispatches a call to an MCP server or an OpenAPI endpoint. */
+export async function dispatch(
+  services: Services,
+  op: CachedOperation,
+  tool: string,
+  args: JsonObject,
+): Promise<CallResult> {
+  if (op.connection.status === 'NEEDS_SIGN_IN') {
+    return failure(
+      CallStatus.UNAVAILABLE,
+      `The tool ${tool} needs the operator to sign in to its server again. Nothing was done; tell the customer the team will check.`,
+    );
+  }
+  if (op.connection.kind === ConnectionKind.OPENAPI) return callOpenApi(services, op, tool, args);
+  const outcome = await services.mcp.callTool(mcpEndpoint(services, op.connection), op.name, args, {
+    risk: op.risk,
+    idempotent: op.idempotent,
+  });
+  return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars);
+}

@@ -1,0 +1,243 @@
+/**
+ * The live turn debugger's event stream (I/O).
+ *
+ * Events are rows of `turn_event`, numbered by a global sequence. A NOTIFY carries only the seq
+ * and the workspace; each instance that has subscribers for that workspace reads the rows once
+ * and fans them out. A subscriber that gives `afterSeq` first gets every stored event after it
+ * (replayed from the database), then the live ones, with no gap and no duplicate: live events are
+ * buffered during the replay and de-duplicated by seq.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EventSignal, Notifier } from '../db/notifier.js';
+import type { Logger } from '../logger.js';
+import type { JsonObject } from '../operations/types.js';
+import type { TurnEventType } from './turn-event.entity.js';
+
+export const DEFAULT_REPLAY_PAGE = 500;
+/** A subscriber that falls this far behind is closed rather than allowed to grow without bound. */
+export const DEFAULT_MAX_QUEUE = 10_000;
+
+export interface TurnEventRecord {
+  seq: number;
+  workspaceId: string;
+  assistantId: string;
+  conversationId: string;
+  turnId: string;
+  callId: string | null;
+  type: TurnEventType;
+  payload: JsonObject;
+  createdAt: Date;
+}
+
+export interface EventFilter {
+  /** Null: every workspace (staff only). */
+  workspaceId: string | null;
+  assistantId: string | null;
+  conversationId: string | null;
+}
+
+interface Subscriber {
+  filter: EventFilter;
+  push(event: TurnEventRecord): void;
+}
+
+interface Row {
+  seq: string | number;
+  workspace_id: string;
+  assistant_id: string;
+  conversation_id: string;
+  turn_id: string;
+  call_id: string | null;
+  type: TurnEventType;
+  payload: JsonObject;
+  created_at: Date;
+}
+
+function toRecord(row: Row): TurnEventRecord {
+  return {
+    seq: Number(row.seq),
+    workspaceId: row.workspace_id,
+    assistantId: row.assistant_id,
+    conversationId: row.conversation_id,
+    turnId: row.turn_id,
+    callId: row.call_id,
+    type: row.type,
+    payload: row.payload,
+    createdAt: row.created_at,
+  };
+}
+
+function matches(filter: EventFilter, e: TurnEventRecord): boolean {
+  return (
+    (filter.workspaceId === null || filter.workspaceId === e.workspaceId) &&
+    (filter.assistantId === null || filter.assistantId === e.assistantId) &&
+    (filter.conversationId === null || filter.conversationId === e.conversationId)
+  );
+}
+
+export class TurnEventHub {
+  readonly #subscribers = new Set<Subscriber>();
+  #pending: number[] = [];
+  /** True while a read of signalled events is under way; new signals join it. */
+  #flushing = false;
+  readonly #off: () => void;
+
+  constructor(
+    private readonly orm: MikroORM,
+    notifier: Notifier,
+    private readonly logger: Logger,
+  ) {
+    this.#off = notifier.onEvent((signal) => this.#onSignal(signal));
+  }
+
+  #onSignal(signal: EventSignal): void {
+    let wanted = false;
+    for (const s of this.#subscribers) {
+      if (s.filter.workspaceId === null || s.filter.workspaceId === signal.workspaceId) wanted = true;
+    }
+    if (!wanted) return;
+    this.#pending.push(signal.seq);
+    // Batch the signals that arrive together into one read.
+    if (!this.#flushing) {
+      this.#flushing = true;
+      queueMicrotask(() => void this.#flush());
+    }
+  }
+
+  async #flush(): Promise<void> {
+    try {
+      while (this.#pending.length > 0) {
+        const seqs = this.#pending;
+        this.#pending = [];
+        const rows = await this.orm.em
+          .getConnection()
+          .execute<Row[]>(
+            `select * from turn_event where seq in (${seqs.map(() => '?').join(',')}) order by seq`,
+            seqs,
+          );
+        for (const row of rows) {
+          const event = toRecord(row);
+          for (const s of this.#subscribers) if (matches(s.filter, event)) s.push(event);
+        }
+      }
+    } catch (err) {
+      this.logger.error({ err }, 'reading turn events failed');
+    } finally {
+      this.#flushing = false;
+      if (this.#pending.length > 0) {
+        this.#flushing = true;
+        void this.#flush();
+      }
+    }
+  }
+
+  /** Stored events after `afterSeq` that match, in seq order, a page at a time. */
+  async replay(
+    filter: EventFilter,
+    afterSeq: number,
+    limit = DEFAULT_REPLAY_PAGE,
+  ): Promise<TurnEventRecord[]> {
+    const where: string[] = ['seq > ?'];
+    const params: unknown[] = [afterSeq];
+    const equal: [string, string | null][] = [
+      ['workspace_id', filter.workspaceId],
+      ['assistant_id', filter.assistantId],
+      ['conversation_id', filter.conversationId],
+    ];
+    for (const [column, value] of equal) {
+      if (value === null) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    params.push(limit);
+    const rows = await this.orm.em
+      .getConnection()
+      .execute<Row[]>(`select * from turn_event where ${where.join(' and ')} order by seq limit ?`, params);
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Live events (after a replay from `afterSeq`, when given) until the consumer stops. Its
+   * `return()` ends the stream at once, even while it waits for the next event.
+   */
+  subscribe(
+    filter: EventFilter,
+    afterSeq: number | null,
+    maxQueue = DEFAULT_MAX_QUEUE,
+  ): AsyncIterableIterator<TurnEventRecord> {
+    const state = { closed: false, wake: null as (() => void) | null };
+    const gen = this.#stream(filter, afterSeq, maxQueue, state);
+    return {
+      next: () => gen.next(),
+      return: (value?: unknown) => {
+        state.closed = true;
+        state.wake?.();
+        return gen.return(value);
+      },
+      throw: (err?: unknown) => gen.throw(err),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  async *#stream(
+    filter: EventFilter,
+    afterSeq: number | null,
+    maxQueue: number,
+    state: { closed: boolean; wake: (() => void) | null },
+  ): AsyncGenerator<TurnEventRecord> {
+    const queue: TurnEventRecord[] = [];
+    let overflow = false;
+    const subscriber: Subscriber = {
+      filter,
+      push: (event) => {
+        if (queue.length >= maxQueue) overflow = true;
+        else queue.push(event);
+        state.wake?.();
+      },
+    };
+    // Listen first, then replay: whatever commits meanwhile is buffered, not lost.
+    this.#subscribers.add(subscriber);
+    const seen = new Set<number>();
+    try {
+      if (afterSeq !== null) {
+        let cursor = afterSeq;
+        for (;;) {
+          const page = await this.replay(filter, cursor);
+          for (const event of page) {
+            seen.add(event.seq);
+            cursor = event.seq;
+            yield event;
+          }
+          if (page.length < DEFAULT_REPLAY_PAGE || state.closed) break;
+        }
+      }
+      while (!state.closed) {
+        while (queue.length > 0) {
+          const event = queue.shift()!;
+          if (seen.has(event.seq)) continue;
+          seen.add(event.seq);
+          if (seen.size > 4 * maxQueue) seen.clear(); // replayed seqs are long past by then
+          yield event;
+        }
+        if (overflow) throw new Error('the subscriber fell too far behind; resubscribe with afterSeq');
+        if (state.closed) break;
+        await new Promise<void>((resolve) => (state.wake = resolve));
+        state.wake = null;
+      }
+    } finally {
+      this.#subscribers.delete(subscriber);
+    }
+  }
+
+  /** Open subscriptions on this instance (tests and metrics). */
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  close(): void {
+    this.#off();
+    this.#subscribers.clear();
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * What the model reads after a call (pure). Every outcome, failures included, becomes content the
+ * assistant can read and explain ("What a failure does", tool-servers page): what failed, and
+ * whether trying again could help. Text is capped (DESIGN.md rule 8), with a note when it was cut.
+ */
+import type { CallToolOutcome } from '../mcp/client.js';
+import type { JsonObject, JsonValue } from '../operations/types.js';
+import { CallStatus } from './turn-call.entity.js';
+
+export interface CallResult {
+  status: CallStatus;
+  ok: boolean;
+  /** MCP-style content items for the model. */
+  content: JsonValue[];
+  structuredContent: JsonObject | null;
+  /** Failures: one line for the model (and the debugger). Null on success. */
+  message: string | null;
+  attempts: number;
+  durationMs: number;
+  truncated: boolean;
+}
+
+const EXCERPT = 300;
+
+function oneLine(text: string, max = EXCERPT): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** Caps content to `maxChars` of serialized JSON: text items are cut, others dropped, and a note says so. */
+export function capContent(
+  content: JsonValue[],
+  structured: JsonObject | null,
+  maxChars: number,
+): { content: JsonValue[]; structuredContent: JsonObject | null; truncated: boolean } {
+  const size = JSON.stringify(content).length + (structured ? JSON.stringify(structured).length : 0);
+  if (size <= maxChars) return { content, structuredContent: structured, truncated: false };
+  let budget = Math.max(0, maxChars - 200);
+  const kept: JsonValue[] = [];
+  for (const item of content) {
+    if (budget <= 0) break;
+    const text =
+      typeof item === 'object' &&
+      item !== null &&
+      !Array.isArray(item) &&
+      item.type === 'text' &&
+      typeof item.text === 'string'
+        ? item.text
+        : null;
+    if (text === null) {
+      const itemSize = JSON.stringify(item).length;
+      if (itemSize <= budget) {
+        kept.push(item);
+        budget -= itemSize;
+      }
+      continue;
+    }
+    const cut = text.slice(0, budget);
+    kept.push({ type: 'text', text: cut });
+    budget -= cut.length + 30;
+  }
+  kept.push({
+    type: 'text',
+    text: `[The result was cut: it was ${size} characters, over the limit of ${maxChars}.]`,
+  });
+  return { content: kept, structuredContent: null, truncated: true };
+}
+
+function textOf(content: JsonValue[]): string {
+  return content
+    .map((c) =>
+      typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c.text === 'string' ? c.text : '',
+    )
+    .filter((t) => t !== '')
+    .join(' ');
+}
+
+export function failure(status: CallStatus, message: string, attempts = 0, durationMs = 0): CallResult {
+  return {
+    status,
+    ok: false,
+    content: [{ type: 'text', text: message }],
+    structuredContent: null,
+    message,
+    attempts,
+    durationMs,
+    truncated: false,
+  };
+}
+
+/** An MCP call's outcome as a result for the model. `tool` is the declared name. */
+export function fromMcpOutcome(tool: string, outcome: CallToolOutcome, maxChars: number): CallResult {
+  const base = { attempts: outcome.attempts, durationMs: Math.round(outcome.durationMs) };
+  switch (outcome.kind) {
+    case 'success': {
+      const capped = capContent(outcome.content, outcome.structuredContent, maxChars);
+      return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null, ...base };
+    }
+    case 'tool_error': {
+      const capped = capContent(outcome.content, outcome.structuredContent, maxChars);
+      const said = oneLine(textOf(capped.content));
+      const message = `The tool ${tool} reported an error${said ? `: ${said}` : '.'}`;
+      return { status: CallStatus.TOOL_ERROR, ok: false, ...capped, message, ...base };
+    }
+    case 'protocol_error': {
+      const rpc = outcome.rpcError;
+      const message =
+        rpc && (rpc.code === -32602 || rpc.code === -32601)
+          ? `The tool server refused the call to ${tool}: ${oneLine(rpc.message)}. Check the arguments against the tool's input schema before trying again.`
+          : `The tool server gave an unusable answer to ${tool} (${outcome.code}${rpc ? `: ${oneLine(rpc.message)}` : ''}). Trying again is unlikely to help; the team will check.`;
+      return { ...failure(CallStatus.UPSTREAM_ERROR, message), ...base };
+    }
+    case 'http_error':
+      return {
+        ...failure(
+          CallStatus.UPSTREAM_ERROR,
+          `The tool server for ${tool} failed with HTTP ${outcome.status}. ${outcome.status >= 500 ? 'It may work if tried again later.' : 'Trying again is unlikely to help; the team will check.'}`,
+        ),
+        ...base,
+      };
+    case 'timeout':
+      return {
+        ...failure(
+          CallStatus.TIMEOUT,
+          `The tool ${tool} did not answer within ${Math.round(outcome.timeoutMs / 100) / 10} s. It may have done its work anyway; check before repeating anything that changes data.`,
+        ),
+        ...base,
+      };
+    case 'transport_error':
+      return {
+        ...failure(
+          CallStatus.UPSTREAM_ERROR,
+          outcome.reachedServer
+            ? `The connection to the tool server for ${tool} broke during the call. It may have done its work anyway; check before repeating anything that changes data.`
+            : `The tool server for ${tool} could not be reached. Nothing was done; it may work if tried again later.`,
+        ),
+        ...base,
+      };
+    case 'auth_required':
+      return {
+        ...failure(
+          CallStatus.UPSTREAM_ERROR,
+          `The tool server for ${tool} needs the operator to sign in again. Nothing was done; tell the customer the team will check.`,
+        ),
+        ...base,
+      };
+    case 'cancelled':
+      return { ...failure(CallStatus.UPSTREAM_ERROR, `The call to ${tool} was cancelled.`), ...base };
+  }
+}
+
+/** An OpenAPI answer as a result for the model: the status and the body, as JSON when it is JSON. */
+export function fromHttpAnswer(
+  tool: string,
+  answer: { status: number; contentType: string; body: string },
+  maxChars: number,
+): Omit<CallResult, 'attempts' | 'durationMs'> {
+  let parsed: JsonValue | undefined;
+  if (/\bjson\b/i.test(answer.contentType) && answer.body !== '') {
+    try {
+      parsed = JSON.parse(answer.body) as JsonValue;
+    } catch {
+      parsed = undefined;
+    }
+  }
+  const text = answer.body === '' ? `HTTP ${answer.status} (no body)` : answer.body;
+  const structured: JsonObject = { status: answer.status, ...(parsed !== undefined ? { body: parsed } : {}) };
+  const capped = capContent([{ type: 'text', text }], structured, maxChars);
+  if (answer.status >= 400) {
+    const message = `The API behind ${tool} answered HTTP ${answer.status}${answer.body ? ` (${JSON.stringify(oneLine(answer.body))})` : ''}.${answer.status >= 500 ? ' It may work if tried again later.' : ' Check the arguments before trying again.'}`;
+    return { status: CallStatus.TOOL_ERROR, ok: false, ...capped, message };
+  }
+  return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null };
+}

@@ -1,0 +1,210 @@
+/**
+ * Per assistant, in process memory: the tools to declare and everything a call needs (binding,
+ * connection address, sealed credential), so that opening a turn reads no tool data from the
+ * database and a call re-checks both gates without a query.
+ *
+ * Freshness (DESIGN.md rule 12): every change to an operation, connection, credential or
+ * assistant gate sends a NOTIFY; every instance drops the affected workspace's entries. While the
+ * LISTEN connection is down, the cache is bypassed: each lookup reads the database, nothing is
+ * kept. A load that overlaps an invalidation is returned but not kept, so a stale read never
+ * lands in the cache.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { CacheSignal, Notifier } from '../db/notifier.js';
+import type { Logger } from '../logger.js';
+import type { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
+import type { JsonObject, OpenApiBinding, Risk } from '../operations/types.js';
+import { declareTools, type DeclaredTool } from './declare.js';
+
+export const DEFAULT_TOOL_CACHE_MAX_ENTRIES = 10_000;
+
+/** What a call needs of a connection. The credential stays sealed until the call opens it. */
+export interface CachedConnection {
+  id: string;
+  slug: string;
+  kind: ConnectionKind;
+  status: string;
+  endpointUrl: string | null;
+  baseUrl: string | null;
+  timeoutMs: number | null;
+  credentialKind: CredentialKind;
+  credentialHeaderName: string | null;
+  credentialSecret: string | null;
+}
+
+export interface CachedOperation {
+  id: string;
+  key: string;
+  name: string;
+  description: string | null;
+  inputSchema: JsonObject;
+  risk: Risk;
+  idempotent: boolean;
+  binding: OpenApiBinding | null;
+  connection: CachedConnection;
+}
+
+export interface AssistantTools {
+  assistantId: string;
+  workspaceId: string;
+  /** Built-ins, then callable operations, then finish_turn. */
+  declared: DeclaredTool[];
+  /** Declared name → operation id (connection tools only). */
+  map: Record<string, string>;
+  /** Callable operations (both gates on), by id. */
+  operations: Map<string, CachedOperation>;
+}
+
+interface Row {
+  workspace_id: string;
+  c_id: string | null;
+  slug: string | null;
+  kind: ConnectionKind | null;
+  status: string | null;
+  endpoint_url: string | null;
+  base_url: string | null;
+  timeout_ms: number | null;
+  credential_kind: CredentialKind | null;
+  credential_header_name: string | null;
+  credential_secret: string | null;
+  o_id: string | null;
+  key: string | null;
+  name: string | null;
+  description: string | null;
+  input_schema: JsonObject | null;
+  risk: Risk | null;
+  idempotent: boolean | null;
+  binding: OpenApiBinding | null;
+}
+
+const LOAD_SQL = `
+select a.workspace_id,
+       c.id as c_id, c.slug, c.kind, c.status, c.endpoint_url, c.base_url, c.timeout_ms,
+       c.credential_kind, c.credential_header_name, c.credential_secret,
+       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.risk, o.idempotent, o.binding
+  from assistant a
+  left join assistant_connection ac on ac.assistant_id = a.id
+  left join connection c on c.id = ac.connection_id
+  left join operation o on o.connection_id = c.id and o.enabled
+ where a.id = ?`;
+
+export class ToolCache {
+  readonly #entries = new Map<string, AssistantTools>();
+  readonly #loading = new Map<string, Promise<AssistantTools | null>>();
+  #generation = 0;
+  readonly #unsubscribe: (() => void)[] = [];
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly notifier: Notifier,
+    private readonly builtIns: readonly DeclaredTool[],
+    private readonly logger: Logger,
+    private readonly onConnectionChanged: (connectionId: string) => void = () => undefined,
+    private readonly maxEntries: number = DEFAULT_TOOL_CACHE_MAX_ENTRIES,
+  ) {
+    this.#unsubscribe.push(
+      notifier.onCache((signal) => this.invalidate(signal)),
+      notifier.onReset(() => this.clear()),
+    );
+  }
+
+  /** Number of cached assistants (tests and metrics). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The assistant's tools, or null when the assistant does not exist. */
+  async get(assistantId: string): Promise<AssistantTools | null> {
+    if (this.notifier.healthy) {
+      const hit = this.#entries.get(assistantId);
+      if (hit) return hit;
+    }
+    const pending = this.#loading.get(assistantId);
+    if (pending) return pending;
+    const load = this.#load(assistantId).finally(() => this.#loading.delete(assistantId));
+    this.#loading.set(assistantId, load);
+    return load;
+  }
+
+  async #load(assistantId: string): Promise<AssistantTools | null> {
+    const generation = this.#generation;
+    const rows = await this.orm.em.getConnection().execute<Row[]>(LOAD_SQL, [assistantId]);
+    if (rows.length === 0) return null;
+    const connections = new Map<string, CachedConnection>();
+    const operations = new Map<string, CachedOperation>();
+    for (const row of rows) {
+      if (row.c_id === null) continue;
+      let connection = connections.get(row.c_id);
+      if (!connection) {
+        connection = {
+          id: row.c_id,
+          slug: row.slug!,
+          kind: row.kind!,
+          status: row.status!,
+          endpointUrl: row.endpoint_url,
+          baseUrl: row.base_url,
+          timeoutMs: row.timeout_ms,
+          credentialKind: row.credential_kind!,
+          credentialHeaderName: row.credential_header_name,
+          credentialSecret: row.credential_secret,
+        };
+        connections.set(row.c_id, connection);
+      }
+      if (row.o_id === null) continue;
+      operations.set(row.o_id, {
+        id: row.o_id,
+        key: row.key!,
+        name: row.name!,
+        description: row.description,
+        inputSchema: row.input_schema!,
+        risk: row.risk!,
+        idempotent: row.idempotent!,
+        binding: row.binding,
+        connection,
+      });
+    }
+    const { tools, map } = declareTools({
+      builtIns: this.builtIns,
+      operations: [...operations.values()].map((o) => ({
+        operationId: o.id,
+        connectionSlug: o.connection.slug,
+        name: o.name,
+        description: o.description,
+        inputSchema: o.inputSchema,
+      })),
+    });
+    const entry: AssistantTools = {
+      assistantId,
+      workspaceId: rows[0]!.workspace_id,
+      declared: tools,
+      map,
+      operations,
+    };
+    if (this.notifier.healthy && generation === this.#generation) {
+      if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+      this.#entries.set(assistantId, entry);
+    }
+    return entry;
+  }
+
+  /** Drops what a signal touches: the whole workspace, which is cheap and always correct. */
+  invalidate(signal: CacheSignal): void {
+    this.#generation++;
+    if (signal.kind === 'connection') this.onConnectionChanged(signal.id);
+    if (!signal.workspaceId) return this.clear();
+    for (const [id, entry] of this.#entries) {
+      if (entry.workspaceId === signal.workspaceId) this.#entries.delete(id);
+    }
+    this.logger.debug({ signal }, 'tool cache invalidated');
+  }
+
+  clear(): void {
+    this.#generation++;
+    this.#entries.clear();
+  }
+
+  close(): void {
+    for (const off of this.#unsubscribe) off();
+    this.clear();
+  }
+}

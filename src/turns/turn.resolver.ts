@@ -1,0 +1,461 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import {
+  Arg,
+  Args,
+  ArgsType,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  Float,
+  ID,
+  InputType,
+  Int,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+  Subscription,
+} from 'type-graphql';
+import { Assistant } from '../assistants/assistant.entity.js';
+import { setConnectedTools } from '../assistants/connected-tools.js';
+import { Role } from '../auth/api-token.entity.js';
+import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
+import { Connection } from '../connections/connection.entity.js';
+import { visibleConnection } from '../connections/connection.resolver.js';
+import type { Context } from '../graphql/context.js';
+import { forbidden, notFound, unauthenticated } from '../graphql/errors.js';
+import { idOf, toGlobalId } from '../graphql/node.js';
+import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
+import { UserError } from '../graphql/user-error.js';
+import { RiskLevel } from '../operations/operation.entity.js';
+import type { JsonObject } from '../operations/types.js';
+import { Workspace } from '../workspaces/workspace.entity.js';
+import { ConnectionConnection } from '../workspaces/workspace.resolver.js';
+import type { TurnEventRecord } from './events.js';
+import { LedgerEntry } from './ledger-entry.entity.js';
+import { CallStatus, TurnCall } from './turn-call.entity.js';
+import { TurnEventType } from './turn-event.entity.js';
+import { Turn } from './turn.entity.js';
+
+export const TurnConnection = connectionType('Turn', Turn);
+export const TurnCallConnection = connectionType('TurnCall', TurnCall);
+export const LedgerEntryConnection = connectionType('LedgerEntry', LedgerEntry);
+
+/** The GraphQL shape of a built-in or connection tool as declared to the model. */
+@ObjectType('DeclaredTool')
+export class DeclaredToolType {
+  @Field(() => String, { description: 'Matches ^[a-zA-Z0-9_-]{1,64}$; unique in the turn.' })
+  name!: string;
+
+  @Field(() => String)
+  description!: string;
+
+  @Field(() => GraphQLJSONObject)
+  inputSchema!: JsonObject;
+}
+
+@InputType()
+export class SetConnectedToolsInput {
+  @Field(() => ID)
+  assistantId!: string;
+
+  @Field(() => ID)
+  connectionId!: string;
+
+  @Field(() => Boolean)
+  enabled!: boolean;
+}
+
+@ObjectType()
+export class SetConnectedToolsPayload {
+  @Field(() => Assistant, { nullable: true })
+  assistant!: Assistant | null;
+
+  @Field(() => Boolean, { description: 'False when the gate already was as asked.' })
+  changed!: boolean;
+
+  @Field(() => [UserError])
+  userErrors!: UserError[];
+}
+
+@InputType()
+export class BeginTurnInput {
+  @Field(() => ID)
+  assistantId!: string;
+
+  @Field(() => String, { description: "The runtime's own conversation id (1–200 characters)." })
+  conversationId!: string;
+}
+
+@ObjectType()
+export class BeginTurnPayload {
+  @Field(() => ID)
+  turnId!: string;
+
+  @Field(() => [DeclaredToolType], {
+    description: 'Built-ins first, connection tools next, finish_turn last.',
+  })
+  tools!: DeclaredToolType[];
+}
+
+@InputType()
+export class CallToolInput {
+  @Field(() => ID)
+  turnId!: string;
+
+  @Field(() => String, { description: 'The declared name the model called.' })
+  name!: string;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  arguments?: JsonObject | null;
+}
+
+@ObjectType({
+  description: 'What the model reads. Failures are results too: ok is false and message says why.',
+})
+export class CallToolPayload {
+  @Field(() => Boolean)
+  ok!: boolean;
+
+  @Field(() => CallStatus)
+  status!: CallStatus;
+
+  @Field(() => [GraphQLJSONObject], { description: 'MCP-style content items.' })
+  content!: JsonObject[];
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  structuredContent!: JsonObject | null;
+
+  @Field(() => String, { nullable: true, description: 'For failures: written for the model.' })
+  message!: string | null;
+
+  @Field(() => Boolean, { description: 'The result was cut to the size limit.' })
+  truncated!: boolean;
+
+  @Field(() => ID, { nullable: true })
+  callId!: string | null;
+
+  @Field(() => Int, { nullable: true })
+  seq!: number | null;
+
+  @Field(() => Int)
+  attempts!: number;
+
+  @Field(() => Int)
+  durationMs!: number;
+}
+
+@InputType()
+export class FinishTurnInput {
+  @Field(() => ID)
+  turnId!: string;
+}
+
+@ObjectType()
+export class FinishTurnPayload {
+  @Field(() => Boolean, { description: 'False when the turn had already finished.' })
+  finished!: boolean;
+}
+
+@ObjectType({ description: 'A call as the debugger shows it.' })
+export class TurnEventCall {
+  @Field(() => Int)
+  seq!: number;
+
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  operationKey!: string | null;
+
+  @Field(() => RiskLevel, { nullable: true })
+  risk!: RiskLevel | null;
+
+  @Field(() => CallStatus, { nullable: true })
+  status!: CallStatus | null;
+
+  @Field(() => Int, { nullable: true })
+  durationMs!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  attempts!: number | null;
+
+  @Field(() => String, { nullable: true })
+  message!: string | null;
+}
+
+@ObjectType('TurnEvent', { description: 'One event of the live turn debugger.' })
+export class TurnEventType_ {
+  @Field(() => Float, { description: 'Global, increasing: resume with afterSeq.' })
+  seq!: number;
+
+  @Field(() => TurnEventType)
+  type!: TurnEventType;
+
+  @Field(() => ID)
+  turnId!: string;
+
+  @Field(() => ID)
+  assistantId!: string;
+
+  @Field(() => String)
+  conversationId!: string;
+
+  @Field(() => TurnEventCall, { nullable: true })
+  call!: TurnEventCall | null;
+
+  @Field(() => Date)
+  at!: Date;
+}
+
+@ArgsType()
+export class TurnEventsArgs {
+  @Field(() => ID, { nullable: true, description: 'Required for customers.' })
+  assistantId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  conversationId?: string | null;
+
+  @Field(() => Float, { nullable: true, description: 'Replay stored events after this seq first.' })
+  afterSeq?: number | null;
+}
+
+function toEvent(e: TurnEventRecord): TurnEventType_ {
+  const p = e.payload as Record<string, unknown>;
+  const call =
+    e.type === TurnEventType.CALL_STARTED || e.type === TurnEventType.CALL_FINISHED
+      ? {
+          seq: Number(p.seq),
+          name: typeof p.name === 'string' ? p.name : '',
+          operationKey: (p.operationKey as string | null) ?? null,
+          risk: (p.risk as RiskLevel | null) ?? null,
+          status:
+            (p.status as CallStatus | undefined) ??
+            (e.type === TurnEventType.CALL_STARTED ? CallStatus.RUNNING : null),
+          durationMs: (p.durationMs as number | undefined) ?? null,
+          attempts: (p.attempts as number | undefined) ?? null,
+          message: (p.message as string | null | undefined) ?? null,
+        }
+      : null;
+  return {
+    seq: e.seq,
+    type: e.type,
+    turnId: toGlobalId('Turn', e.turnId),
+    assistantId: toGlobalId('Assistant', e.assistantId),
+    conversationId: e.conversationId,
+    call,
+    at: e.createdAt,
+  };
+}
+
+async function visibleAssistant(ctx: Context, globalId: string): Promise<Assistant> {
+  const assistant = await ctx.loaders.assistant.load(idOf(globalId, 'Assistant', 'assistant'));
+  if (!assistant) throw notFound('assistant');
+  assertWorkspace(ctx.principal!, assistant.workspace.id, 'assistant');
+  return assistant;
+}
+
+@Resolver(() => Turn)
+export class TurnResolver {
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
+  @Mutation(() => SetConnectedToolsPayload, {
+    description: "The customer's gate: a connection's tools on or off for one assistant.",
+  })
+  async setConnectedTools(
+    @Arg('input', () => SetConnectedToolsInput) input: SetConnectedToolsInput,
+    @Ctx() ctx: Context,
+  ): Promise<SetConnectedToolsPayload> {
+    const assistant = await visibleAssistant(ctx, input.assistantId);
+    const connection = await visibleConnection(ctx, input.connectionId);
+    if (connection.workspace.id !== assistant.workspace.id) {
+      return {
+        assistant: null,
+        changed: false,
+        userErrors: [
+          new UserError(
+            ['input', 'connectionId'],
+            'the connection belongs to another workspace than the assistant',
+            'WORKSPACE_MISMATCH',
+          ),
+        ],
+      };
+    }
+    const changed = await setConnectedTools(
+      ctx.services,
+      ctx.em,
+      ctx.principal!,
+      assistant,
+      connection,
+      input.enabled,
+    );
+    return { assistant, changed, userErrors: [] };
+  }
+
+  @Authorized(Role.RUNTIME)
+  @Mutation(() => BeginTurnPayload, {
+    description: 'Opens a turn: the tools to declare to the model, from the cache.',
+  })
+  async beginTurn(
+    @Arg('input', () => BeginTurnInput) input: BeginTurnInput,
+    @Ctx() ctx: Context,
+  ): Promise<BeginTurnPayload> {
+    const conversationId = input.conversationId.trim();
+    if (conversationId.length === 0 || conversationId.length > 200) throw notFound('conversation');
+    const result = await ctx.services.turns.begin(
+      ctx.principal!,
+      idOf(input.assistantId, 'Assistant', 'assistant'),
+      conversationId,
+    );
+    return { turnId: toGlobalId('Turn', result.turnId), tools: result.tools };
+  }
+
+  @Authorized(Role.RUNTIME)
+  @Mutation(() => CallToolPayload, {
+    description: 'Calls a declared tool. Never an error for an upstream problem: read ok and message.',
+  })
+  async callTool(
+    @Arg('input', () => CallToolInput) input: CallToolInput,
+    @Ctx() ctx: Context,
+  ): Promise<CallToolPayload> {
+    const result = await ctx.services.turns.call(
+      ctx.principal!,
+      idOf(input.turnId, 'Turn', 'turn'),
+      input.name,
+      input.arguments ?? {},
+    );
+    return {
+      ok: result.ok,
+      status: result.status,
+      content: result.content as JsonObject[],
+      structuredContent: result.structuredContent,
+      message: result.message,
+      truncated: result.truncated,
+      callId: result.callId ? toGlobalId('TurnCall', result.callId) : null,
+      seq: result.seq,
+      attempts: result.attempts,
+      durationMs: result.durationMs,
+    };
+  }
+
+  @Authorized(Role.RUNTIME)
+  @Mutation(() => FinishTurnPayload)
+  async finishTurn(
+    @Arg('input', () => FinishTurnInput) input: FinishTurnInput,
+    @Ctx() ctx: Context,
+  ): Promise<FinishTurnPayload> {
+    return { finished: await ctx.services.turns.finish(ctx.principal!, idOf(input.turnId, 'Turn', 'turn')) };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
+  @Query(() => Turn)
+  async turn(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Turn> {
+    const turn = await ctx.em.findOne(Turn, { id: idOf(id, 'Turn', 'turn') });
+    if (!turn) throw notFound('turn');
+    assertWorkspace(ctx.principal!, turn.workspace.id, 'turn');
+    return turn;
+  }
+
+  @FieldResolver(() => TurnCallConnection, { description: 'The calls, in order.' })
+  async calls(
+    @Root() turn: Turn,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<TurnCall>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.callsOfTurn.load({ parentId: turn.id, limit, after });
+    return toPage(rows, limit, (c) => c.id);
+  }
+
+  @FieldResolver(() => Assistant)
+  async assistant(@Root() turn: Turn, @Ctx() ctx: Context): Promise<Assistant> {
+    return (await ctx.loaders.assistant.load(turn.assistant.id))!;
+  }
+
+  @Subscription(() => TurnEventType_, {
+    description:
+      'The live turn debugger: TURN_STARTED, CALL_STARTED, CALL_FINISHED, TURN_FINISHED, scoped to your workspace.',
+    subscribe: async ({ args, context }) => {
+      const ctx = context as Context;
+      const principal = ctx.principal;
+      if (!principal) throw unauthenticated();
+      if (principal.role === Role.RUNTIME) throw forbidden('the runtime does not subscribe to the debugger');
+      const a = args as TurnEventsArgs;
+      const scope = scopedWorkspace(principal);
+      let assistantId: string | null = null;
+      if (a.assistantId) assistantId = (await visibleAssistant(ctx, a.assistantId)).id;
+      else if (scope !== null)
+        throw forbidden('a customer subscribes to one of its assistants: give assistantId');
+      const events = ctx.services.turnEvents.subscribe(
+        { workspaceId: scope, assistantId, conversationId: a.conversationId ?? null },
+        a.afterSeq ?? null,
+      );
+      // Not an async generator: its return() could not run while it waits for the next event, and
+      // a closed socket would leave the subscriber behind.
+      const mapped: AsyncIterableIterator<TurnEventType_> = {
+        next: async () => {
+          const r = await events.next();
+          return r.done ? { done: true, value: undefined } : { done: false, value: toEvent(r.value) };
+        },
+        return: async () => {
+          await events.return?.();
+          return { done: true, value: undefined };
+        },
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+      };
+      return mapped;
+    },
+  })
+  turnEvents(
+    @Root() event: TurnEventType_,
+    @Args(() => TurnEventsArgs) _args: TurnEventsArgs,
+  ): TurnEventType_ {
+    return event;
+  }
+}
+
+@Resolver(() => Assistant)
+export class AssistantTurnsResolver {
+  @FieldResolver(() => ConnectionConnection, {
+    description: 'Connections whose tools the customer enabled on this assistant.',
+  })
+  async connectedTools(
+    @Root() assistant: Assistant,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<Connection>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.connectedToolsOfAssistant.load({ parentId: assistant.id, limit, after });
+    return toPage(rows, limit, (c) => c.id);
+  }
+
+  @FieldResolver(() => TurnConnection, { description: 'Turns, newest first.' })
+  async turns(
+    @Root() assistant: Assistant,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<Turn>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.turnsOfAssistant.load({ parentId: assistant.id, limit, after });
+    return toPage(rows, limit, (t) => t.id);
+  }
+}
+
+@Resolver(() => Workspace)
+export class WorkspaceLedgerResolver {
+  @FieldResolver(() => LedgerEntryConnection, {
+    description: 'Side-effecting calls, newest first. Append-only.',
+  })
+  async ledger(
+    @Root() workspace: Workspace,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<LedgerEntry>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.ledgerOfWorkspace.load({ parentId: workspace.id, limit, after });
+    return toPage(rows, limit, (l) => l.id);
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The turn path (I/O): a customer is waiting on every call, so it is short and never fails loudly.
+ *
+ * - beginTurn: tools from the cache (no tool data read from the database), then ONE statement that
+ *   inserts the Turn and its TURN_STARTED event and signals the debugger.
+ * - callTool: the name is resolved against the turn's declared map, both gates are re-checked from
+ *   the cache (the incident switch works mid-turn), and the call goes out. One statement before
+ *   (seq + CALL_STARTED), one after (TurnCall, a LedgerEntry for WRITE calls, CALL_FINISHED), each
+ *   atomic. Every failure is a result for the model.
+ * - Discovery is never called from here.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.js';
+import { scopedWorkspace } from '../auth/scope.js';
+import { uuidv7 } from '../db/ids.js';
+import { EVENTS_CHANNEL } from '../db/notifier.js';
+import { notFound } from '../graphql/errors.js';
+import type { JsonObject } from '../operations/types.js';
+import type { Services } from '../services.js';
+import { resolveDeclaredName, type DeclaredTool } from './declare.js';
+import { dispatch } from './dispatch.js';
+import { failure, type CallResult } from './result.js';
+import type { ToolCache } from './tool-cache.js';
+import { CallStatus } from './turn-call.entity.js';
+import type { DeclaredToolRecord } from './turn.entity.js';
+
+export const DEFAULT_TURN_STATE_MAX = 50_000;
+
+/** What a call needs to know of its turn, kept in memory after beginTurn. */
+interface TurnState {
+  id: string;
+  assistantId: string;
+  workspaceId: string;
+  conversationId: string;
+  /** Declared name → operation id. */
+  map: Record<string, string>;
+  builtIns: Set<string>;
+}
+
+export interface BeginTurnResult {
+  turnId: string;
+  tools: DeclaredTool[];
+}
+
+export interface CallToolResult extends CallResult {
+  callId: string | null;
+  seq: number | null;
+}
+
+const NOTIFY = `pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text)`;
+
+const BEGIN_SQL = `
+with t as (
+  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools, call_seq)
+  values (?, ?, ?, ?, now(), ?::jsonb, 0)
+  returning id, workspace_id, assistant_id, conversation_id
+), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select workspace_id, assistant_id, conversation_id, id, null, 'TURN_STARTED', ?::jsonb, now() from t
+  returning seq, workspace_id
+)
+select e.seq, ${NOTIFY} from e`;
+
+const CALL_START_SQL = `
+with s as (
+  update turn set call_seq = call_seq + 1 where id = ? and finished_at is null
+  returning id, call_seq, workspace_id, assistant_id, conversation_id
+), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select workspace_id, assistant_id, conversation_id, id, ?::uuid, 'CALL_STARTED',
+         jsonb_build_object('seq', call_seq) || ?::jsonb, now() from s
+  returning seq, workspace_id
+)
+select s.call_seq, ${NOTIFY} from s, e`;
+
+const CALL_FINISH_SQL = `
+with c as (
+  insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
+                         status, message, attempts, duration_ms, risk, started_at, finished_at)
+  values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, now())
+  returning id
+), l as (
+  insert into ledger_entry (id, workspace_id, assistant_id, turn_id, turn_call_id, connection_id, operation_id,
+                            operation_key, arguments, status, attempts, message, created_at)
+  select ?, ?, ?, ?, c.id, ?::uuid, ?::uuid, ?, ?::jsonb, ?, ?, ?, now() from c where ?::boolean
+  returning id
+), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select ?, ?, ?, ?, c.id, 'CALL_FINISHED', ?::jsonb, now() from c
+  returning seq, workspace_id
+)
+select (select count(*) from l) as ledger, ${NOTIFY} from e`;
+
+const FINISH_SQL = `
+with t as (
+  update turn set finished_at = now() where id = ? and finished_at is null
+  returning id, workspace_id, assistant_id, conversation_id, call_seq
+), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select workspace_id, assistant_id, conversation_id, id, null, 'TURN_FINISHED', jsonb_build_object('calls', call_seq), now() from t
+  returning seq, workspace_id
+)
+select e.seq, ${NOTIFY} from e`;
+
+export class TurnService {
+  readonly #turns = new Map<string, TurnState>();
+
+  constructor(
+    private readonly services: Services,
+    private readonly cache: ToolCache,
+    private readonly maxTurns: number = DEFAULT_TURN_STATE_MAX,
+  ) {}
+
+  get #orm(): MikroORM {
+    return this.services.orm;
+  }
+
+  #remember(state: TurnState): void {
+    if (this.#turns.size >= this.maxTurns) this.#turns.delete(this.#turns.keys().next().value!);
+    this.#turns.set(state.id, state);
+  }
+
+  async begin(principal: Principal, assistantId: string, conversationId: string): Promise<BeginTurnResult> {
+    const tools = await this.cache.get(assistantId);
+    const scope = scopedWorkspace(principal);
+    if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFound('assistant');
+    const turnId = uuidv7();
+    const declared: DeclaredToolRecord[] = tools.declared.map((t) => {
+      const operationId = resolveDeclaredName(tools.map, t.name) ?? null;
+      return {
+        name: t.name,
+        operationId,
+        operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
+      };
+    });
+    await this.#orm.em
+      .getConnection()
+      .execute(BEGIN_SQL, [
+        turnId,
+        tools.workspaceId,
+        assistantId,
+        conversationId,
+        JSON.stringify(declared),
+        JSON.stringify({ tools: declared.length }),
+      ]);
+    this.#remember({
+      id: turnId,
+      assistantId,
+      workspaceId: tools.workspaceId,
+      conversationId,
+      map: tools.map,
+      builtIns: new Set(
+        tools.declared.filter((t) => resolveDeclaredName(tools.map, t.name) === undefined).map((t) => t.name),
+      ),
+    });
+    return { turnId, tools: tools.declared };
+  }
+
+  async #turn(principal: Principal, turnId: string): Promise<TurnState> {
+    let state = this.#turns.get(turnId);
+    if (!state) {
+      const rows = await this.#orm.em
+        .getConnection()
+        .execute<
+          {
+            assistant_id: string;
+            workspace_id: string;
+            conversation_id: string;
+            declared_tools: DeclaredToolRecord[];
+          }[]
+        >('select assistant_id, workspace_id, conversation_id, declared_tools from turn where id = ?', [
+          turnId,
+        ]);
+      const row = rows[0];
+      if (!row) throw notFound('turn');
+      const map: Record<string, string> = Object.create(null) as Record<string, string>;
+      const builtIns = new Set<string>();
+      for (const d of row.declared_tools) {
+        if (d.operationId) map[d.name] = d.operationId;
+        else builtIns.add(d.name);
+      }
+      state = {
+        id: turnId,
+        assistantId: row.assistant_id,
+        workspaceId: row.workspace_id,
+        conversationId: row.conversation_id,
+        map,
+        builtIns,
+      };
+      this.#remember(state);
+    }
+    const scope = scopedWorkspace(principal);
+    if (scope !== null && scope !== state.workspaceId) throw notFound('turn');
+    return state;
+  }
+
+  async call(principal: Principal, turnId: string, name: string, args: JsonObject): Promise<CallToolResult> {
+    const turn = await this.#turn(principal, turnId);
+    const started = new Date();
+    const t0 = performance.now();
+    const operationId = resolveDeclaredName(turn.map, name);
+    const tools = await this.cache.get(turn.assistantId);
+    const op = operationId ? tools?.operations.get(operationId) : undefined;
+
+    let early: CallResult | null = null;
+    if (!operationId) {
+      early = turn.builtIns.has(name)
+        ? failure(
+            CallStatus.UNAVAILABLE,
+            `${name} is a built-in tool; it is handled by the platform, not called through connected tools.`,
+          )
+        : failure(
+            CallStatus.UNAVAILABLE,
+            `There is no tool named "${name}" in this turn. Use one of the tools declared at the start of the turn.`,
+          );
+    } else if (!op) {
+      early = failure(
+        CallStatus.UNAVAILABLE,
+        `The tool ${name} is switched off right now. Nothing was done; tell the customer the team will check, and carry on without it.`,
+      );
+    }
+
+    const callId = uuidv7();
+    const startRows = await this.#orm.em
+      .getConnection()
+      .execute<{ call_seq: number }[]>(CALL_START_SQL, [
+        turnId,
+        callId,
+        JSON.stringify({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
+      ]);
+    const seq = startRows[0]?.call_seq ?? null;
+    if (seq === null) {
+      return {
+        ...failure(CallStatus.UNAVAILABLE, 'This turn has finished; start a new turn to call tools.'),
+        callId: null,
+        seq: null,
+      };
+    }
+
+    let result: CallResult;
+    try {
+      result = early ?? (await dispatch(this.services, op!, name, args));
+    } catch (err) {
+      // A bug of ours must still not break the conversation.
+      this.services.logger.error({ err, turnId, name }, 'tool call failed inside the service');
+      result = failure(
+        CallStatus.UPSTREAM_ERROR,
+        `The call to ${name} failed inside the platform. Nothing more is known; the team will check.`,
+      );
+    }
+    const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
+    const isWrite = op?.risk === 'WRITE';
+    const argsJson = JSON.stringify(args);
+    await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, [
+      // turn_call
+      callId,
+      turnId,
+      turn.workspaceId,
+      seq,
+      op?.key ?? null,
+      op?.id ?? null,
+      name.slice(0, 200),
+      argsJson,
+      result.status,
+      result.message,
+      result.attempts,
+      durationMs,
+      op?.risk ?? null,
+      started,
+      // ledger_entry (WRITE only)
+      uuidv7(),
+      turn.workspaceId,
+      turn.assistantId,
+      turnId,
+      op?.connection.id ?? null,
+      op?.id ?? null,
+      op?.key ?? '',
+      argsJson,
+      result.status,
+      result.attempts,
+      result.message,
+      isWrite,
+      // CALL_FINISHED event
+      turn.workspaceId,
+      turn.assistantId,
+      turn.conversationId,
+      turnId,
+      JSON.stringify({
+        seq,
+        name,
+        operationKey: op?.key ?? null,
+        risk: op?.risk ?? null,
+        status: result.status,
+        durationMs,
+        attempts: result.attempts,
+        message: result.message,
+      }),
+    ]);
+    return { ...result, durationMs, callId, seq };
+  }
+
+  async finish(principal: Principal, turnId: string): Promise<boolean> {
+    await this.#turn(principal, turnId);
+    const rows = await this.#orm.em.getConnection().execute<unknown[]>(FINISH_SQL, [turnId]);
+    this.#turns.delete(turnId);
+    return rows.length > 0;
+  }
+}

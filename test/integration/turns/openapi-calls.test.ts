@@ -1,0 +1,198 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ConnectionOperationsDocument,
+  CreateAssistantDocument,
+  CreateConnectionDocument,
+  CreateWorkspaceDocument,
+  EnableDocument,
+  LedgerDocument,
+} from '../../generated/graphql.js';
+import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { rawId } from '../../support/ids.js';
+import { begin, call, connectTools, type World } from '../../support/turns.js';
+
+const KEY = 'k3y-0123456789-secret';
+let t: TestApp;
+let server: Server;
+let base: string;
+const seen: { method: string; url: string; body: string; apiKey: string | undefined }[] = [];
+let w: World;
+
+const description = () => ({
+  openapi: '3.0.3',
+  info: { title: 'Pets', version: '1' },
+  servers: [{ url: `${base}/api` }],
+  paths: {
+    '/pets/{petId}': {
+      get: {
+        operationId: 'getPet',
+        parameters: [
+          { name: 'petId', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'fields', in: 'query', schema: { type: 'array', items: { type: 'string' } } },
+        ],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
+    '/pets': {
+      post: {
+        operationId: 'createPet',
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['name'],
+                properties: { name: { type: 'string' }, tag: { type: 'string' } },
+              },
+            },
+          },
+        },
+        responses: { '201': { description: 'created' } },
+      },
+    },
+    '/broken': { get: { operationId: 'broken', responses: { '200': { description: 'ok' } } } },
+  },
+});
+
+async function body(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString();
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    void (async (): Promise<void> => {
+      const text = await body(req);
+      if (req.url === '/openapi.json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(description()));
+        return;
+      }
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        body: text,
+        apiKey: req.headers['x-api-key'] as string | undefined,
+      });
+      if (req.headers['x-api-key'] !== KEY) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end('{"error":"no key"}');
+        return;
+      }
+      if (req.url === '/api/broken') {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('database on fire');
+        return;
+      }
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ method: req.method, url: req.url, body: text ? JSON.parse(text) : null }));
+    })();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  t = await startTestApp();
+  const admin = await t.token(Role.ADMIN);
+  const runtime = await t.token(Role.RUNTIME);
+  const ws = await t.ok(CreateWorkspaceDocument, { input: { name: 'Pets' } }, admin);
+  const workspaceId = ws.createWorkspace.workspace!.id;
+  const customer = await t.token(Role.CUSTOMER, rawId(workspaceId));
+  const assistant = await t.ok(CreateAssistantDocument, { input: { workspaceId, name: 'Pet bot' } }, admin);
+  const conn = await t.ok(
+    CreateConnectionDocument,
+    {
+      input: {
+        workspaceId,
+        kind: 'OPENAPI',
+        name: 'Pets',
+        descriptionUrl: `${base}/openapi.json`,
+        endpointUrl: null,
+        credential: { kind: 'HEADER', headerName: 'X-Api-Key', key: KEY },
+      },
+    },
+    admin,
+  );
+  const connectionId = conn.createConnection.connection!.id;
+  const ops = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
+  for (const op of ops.connection.operations.nodes)
+    if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, admin);
+  w = {
+    admin,
+    operator: admin,
+    runtime,
+    customer,
+    workspaceId,
+    assistantId: assistant.createAssistant.assistant!.id,
+    connectionId,
+    ops: {},
+  };
+  await connectTools(t, w);
+});
+
+afterAll(async () => {
+  await t.stop();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+describe('OpenAPI calls in a turn', () => {
+  it('should send only declared fields, encode path values, and carry the credential', async () => {
+    const turn = await begin(t, w);
+    expect(turn.tools.map((x) => x.name)).toEqual([
+      'pets__broken',
+      'pets__createPet',
+      'pets__getPet',
+      'finish_turn',
+    ]);
+    const got = await call(t, w, turn.turnId, 'pets__getPet', {
+      petId: 'a/b ?#',
+      fields: ['x', 'y'],
+      extra: 'dropped',
+    });
+    expect(got).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+    expect(got.structuredContent).toEqual({
+      status: 200,
+      body: { method: 'GET', url: '/api/pets/a%2Fb%20%3F%23?fields=x&fields=y', body: null },
+    });
+    const created = await call(t, w, turn.turnId, 'pets__createPet', { name: 'Rex', unknown: 1 });
+    expect(created).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+    expect(seen.at(-1)).toMatchObject({
+      method: 'POST',
+      url: '/api/pets',
+      body: '{"name":"Rex"}',
+      apiKey: KEY,
+    });
+  });
+
+  it('should refuse a call with a missing path value before any request, naming the field', async () => {
+    const turn = await begin(t, w);
+    const before = seen.length;
+    const refused = await call(t, w, turn.turnId, 'pets__getPet', {});
+    expect(refused).toMatchObject({ ok: false, status: 'REJECTED', attempts: 0 });
+    expect(refused.message).toMatch(/petId/);
+    const missingBody = await call(t, w, turn.turnId, 'pets__createPet', { tag: 'x' });
+    expect(missingBody).toMatchObject({ ok: false, status: 'REJECTED' });
+    expect(missingBody.message).toMatch(/name/);
+    expect(seen.length).toBe(before);
+  });
+
+  it('should give an API error status to the model as a tool error, and ledger WRITE calls only', async () => {
+    const turn = await begin(t, w);
+    const broken = await call(t, w, turn.turnId, 'pets__broken');
+    expect(broken).toMatchObject({ ok: false, status: 'TOOL_ERROR' });
+    expect(broken.message).toBe(
+      'The API behind pets__broken answered HTTP 500 ("database on fire"). It may work if tried again later.',
+    );
+    const ledger = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
+    const keys = ledger.workspace.ledger.nodes.map((l) => `${l.operationKey}:${l.status}`);
+    expect(keys.sort()).toEqual([
+      'connector.pets.create_pet:REJECTED',
+      'connector.pets.create_pet:SUCCEEDED',
+    ]);
+    expect(JSON.stringify(ledger)).not.toContain(KEY);
+  });
+});

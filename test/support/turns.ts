@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import {
+  BeginTurnDocument,
+  CallToolDocument,
+  CreateAssistantDocument,
+  CreateConnectionDocument,
+  CreateWorkspaceDocument,
+  EnableDocument,
+  ConnectionOperationsDocument,
+  SetConnectedToolsDocument,
+} from '../generated/graphql.js';
+import { Role, type TestApp } from './app.js';
+import { rawId } from './ids.js';
+import type { PeerTool } from './mcp-servers.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Tools of every shape a call can have. */
+export const CRM_TOOLS: PeerTool[] = [
+  {
+    name: 'lookup',
+    description: 'Look a customer up',
+    inputSchema: { email: z.string() },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'update',
+    description: 'Update a customer',
+    inputSchema: { email: z.string(), plan: z.string() },
+    annotations: { idempotentHint: false },
+  },
+  {
+    name: 'fails',
+    description: 'Always reports an error',
+    annotations: { readOnlyHint: true },
+    handler: () => ({ isError: true, content: [{ type: 'text', text: 'customer not found' }] }),
+  },
+  {
+    name: 'slow_read',
+    description: 'Takes its time',
+    annotations: { readOnlyHint: true },
+    handler: async () => {
+      await sleep(2_000);
+      return { content: [{ type: 'text', text: 'late' }] };
+    },
+  },
+  {
+    name: 'slow_write',
+    description: 'Takes its time, and writes',
+    handler: async () => {
+      await sleep(2_000);
+      return { content: [{ type: 'text', text: 'late' }] };
+    },
+  },
+];
+
+export interface World {
+  admin: string;
+  operator: string;
+  runtime: string;
+  customer: string;
+  workspaceId: string;
+  assistantId: string;
+  connectionId: string;
+  ops: Record<string, { id: string; key: string; enabled: boolean }>;
+}
+
+/** A workspace with an assistant and one MCP connection whose tools are all enabled by the operator. */
+export async function buildWorld(
+  t: TestApp,
+  peerUrl: string,
+  name = 'CRM',
+  timeoutMs?: number,
+): Promise<World> {
+  const admin = await t.token(Role.ADMIN);
+  const operator = await t.token(Role.OPERATOR);
+  const runtime = await t.token(Role.RUNTIME);
+  const ws = await t.ok(CreateWorkspaceDocument, { input: { name: `${name} workspace` } }, admin);
+  const workspaceId = ws.createWorkspace.workspace!.id;
+  const customer = await t.token(Role.CUSTOMER, rawId(workspaceId));
+  const assistant = await t.ok(
+    CreateAssistantDocument,
+    { input: { workspaceId, name: `${name} assistant` } },
+    admin,
+  );
+  const assistantId = assistant.createAssistant.assistant!.id;
+  const conn = await t.ok(
+    CreateConnectionDocument,
+    { input: { workspaceId, kind: 'MCP', name, endpointUrl: peerUrl, timeoutMs: timeoutMs ?? null } },
+    operator,
+  );
+  const connectionId = conn.createConnection.connection!.id;
+  const listed = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
+  for (const op of listed.connection.operations.nodes) {
+    if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, operator);
+  }
+  const again = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
+  const ops = Object.fromEntries(
+    again.connection.operations.nodes.map((o) => [o.name, { id: o.id, key: o.key, enabled: o.enabled }]),
+  );
+  return { admin, operator, runtime, customer, workspaceId, assistantId, connectionId, ops };
+}
+
+export async function connectTools(t: TestApp, w: World, enabled = true): Promise<void> {
+  const res = await t.ok(
+    SetConnectedToolsDocument,
+    { input: { assistantId: w.assistantId, connectionId: w.connectionId, enabled } },
+    w.customer,
+  );
+  if (res.setConnectedTools.userErrors.length)
+    throw new Error(JSON.stringify(res.setConnectedTools.userErrors));
+}
+
+export async function begin(t: TestApp, w: World, conversationId = 'conv-1') {
+  return (await t.ok(BeginTurnDocument, { input: { assistantId: w.assistantId, conversationId } }, w.runtime))
+    .beginTurn;
+}
+
+export async function call(
+  t: TestApp,
+  w: World,
+  turnId: string,
+  name: string,
+  args: Record<string, unknown> = {},
+) {
+  return (await t.ok(CallToolDocument, { input: { turnId, name, arguments: args } }, w.runtime)).callTool;
+}
