@@ -1,0 +1,174 @@
+/**
+ * `npm run bench -- mcp`: `McpClient.callTool` against a local SDK server (stateless, JSON
+ * answers), beside a bare undici POST of the same JSON-RPC body and beside the SDK's own
+ * `Client` + `StreamableHTTPClientTransport`. Sequential and 32-way concurrent.
+ *
+ * The server runs in a child process so that its CPU does not blur the client's. Variants are
+ * interleaved in small batches and the medians over batches are reported: wall time per call, and
+ * this process's CPU time per call (the client's own cost, event-loop wake-ups included). Goal: callTool within 1.2x of the bare
+ * POST, and ahead of the SDK client.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Agent } from 'undici';
+import { OutboundClient } from '../src/http/outbound.js';
+import { McpClient, type McpEndpoint } from '../src/mcp/client.js';
+
+const CONCURRENCY = 32;
+const WARMUP_CALLS = 320;
+/** Variants take turns in small batches, so load from elsewhere on the machine hits all alike. */
+const BATCHES = 40;
+const SEQUENTIAL_BATCH = 15; // calls
+const CONCURRENT_BATCH = 64; // calls: 2 per worker
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Sample {
+  wallUs: number;
+  cpuUs: number;
+}
+
+type Call = () => Promise<void>;
+
+async function startPeer(): Promise<{ url: string; child: ChildProcess }> {
+  const script = `
+    const { startSdkServer } = await import('./test/support/mcp-servers.ts');
+    const s = await startSdkServer({ stateful: false, json: true, record: false,
+      tools: [{ name: 'echo', description: 'Echoes', annotations: { readOnlyHint: true } }] });
+    process.stdout.write(s.url + '\\n');
+    process.on('SIGTERM', () => { void s.close().then(() => process.exit(0)); });`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl !== -1) resolve(out.slice(0, nl).trim());
+    });
+    child.once('exit', (code) => reject(new Error(`peer exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+async function measure(call: Call, calls: number, concurrency: number): Promise<Sample> {
+  const perWorker = Math.ceil(calls / concurrency);
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = 0; i < perWorker; i++) await call();
+    }),
+  );
+  const wallUs = ((performance.now() - started) * 1000) / (perWorker * concurrency);
+  const used = process.cpuUsage(cpu);
+  return { wallUs, cpuUs: (used.user + used.system) / (perWorker * concurrency) };
+}
+
+/** Median wall time and median CPU time, each over the batches. */
+function median(samples: Sample[]): Sample {
+  const mid = (values: number[]): number =>
+    values.sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  return { wallUs: mid(samples.map((s) => s.wallUs)), cpuUs: mid(samples.map((s) => s.cpuUs)) };
+}
+
+function row(label: string, s: Sample, base: Sample): string {
+  const ratio = (s.wallUs / base.wallUs).toFixed(2);
+  const cpuRatio = (s.cpuUs / base.cpuUs).toFixed(2);
+  return `  ${label.padEnd(26)} ${s.wallUs.toFixed(0).padStart(6)} µs/call ${(1e6 / s.wallUs).toFixed(0).padStart(7)} calls/s   client CPU ${s.cpuUs.toFixed(0).padStart(4)} µs/call   ${ratio}x wall, ${cpuRatio}x CPU vs bare`;
+}
+
+export async function run(): Promise<void> {
+  const { url, child } = await startPeer();
+  const target = new URL(url);
+  const args = { text: 'hello' };
+
+  // Bare undici: the same headers and body, the JSON parsed, nothing else.
+  const agent = new Agent();
+  let bareId = 1;
+  const bareHeaders = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': '2025-06-18',
+  };
+  const bare: Call = async () => {
+    const res = await agent.request({
+      origin: target.origin,
+      path: target.pathname,
+      method: 'POST',
+      headers: bareHeaders,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: bareId++,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: args },
+      }),
+    });
+    const body = (await res.body.json()) as { result?: unknown };
+    if (res.statusCode !== 200 || body.result === undefined) throw new Error('bare call failed');
+  };
+
+  const outbound = new OutboundClient({ allowLoopback: true });
+  const mcp = new McpClient(outbound);
+  const ep: McpEndpoint = { id: 'bench', url, auth: { kind: 'none' } };
+  const ours: Call = async () => {
+    const outcome = await mcp.callTool(ep, 'echo', args, { risk: 'READ', idempotent: false });
+    if (outcome.kind !== 'success') throw new Error(`callTool failed: ${outcome.kind}`);
+  };
+
+  // The SDK transport passes one AbortSignal to every fetch, and Node's fetch lets go of its
+  // listeners only at GC: under load that trips the max-listeners warning. Not ours to fix here.
+  EventEmitter.defaultMaxListeners = 0;
+  const sdk = new Client({ name: 'bench', version: '0.0.0' });
+  await sdk.connect(new StreamableHTTPClientTransport(target));
+  const official: Call = async () => {
+    const result = await sdk.callTool({ name: 'echo', arguments: args });
+    if (result.isError === true) throw new Error('SDK call failed');
+  };
+
+  const variants: [string, Call][] = [
+    ['bare undici POST', bare],
+    ['McpClient.callTool', ours],
+    ['SDK Client.callTool', official],
+  ];
+  try {
+    for (const [, call] of variants) await measure(call, WARMUP_CALLS, CONCURRENCY);
+    for (const [mode, calls, concurrency] of [
+      ['sequential', SEQUENTIAL_BATCH, 1],
+      [`${CONCURRENCY}-way concurrent`, CONCURRENT_BATCH, CONCURRENCY],
+    ] as const) {
+      const samples = new Map<string, Sample[]>(variants.map(([label]) => [label, []]));
+      for (let batch = 0; batch < BATCHES; batch++) {
+        // Rotate the order every batch so drift (GC, CPU boost) does not favour one variant.
+        for (let k = 0; k < variants.length; k++) {
+          const [label, call] = variants[(k + batch) % variants.length] as [string, Call];
+          samples.get(label)?.push(await measure(call, calls, concurrency));
+        }
+      }
+      const med = new Map([...samples].map(([label, s]) => [label, median(s)]));
+      const base = med.get('bare undici POST') as Sample;
+      const oursS = med.get('McpClient.callTool') as Sample;
+      const sdkS = med.get('SDK Client.callTool') as Sample;
+      console.log(
+        `\n${mode}: ${BATCHES} batches of ${calls} calls per variant, medians over batches` +
+          ' (stateless JSON SDK server in a child process)',
+      );
+      for (const [label] of variants) console.log(row(label, med.get(label) as Sample, base));
+      console.log(
+        `  => callTool / bare POST: ${(oursS.wallUs / base.wallUs).toFixed(2)}x wall (goal <= 1.20x);` +
+          ` callTool / SDK client: ${(oursS.wallUs / sdkS.wallUs).toFixed(2)}x wall, ${(oursS.cpuUs / sdkS.cpuUs).toFixed(2)}x CPU (goal < 1)`,
+      );
+    }
+  } finally {
+    await sdk.close();
+    await agent.close();
+    await outbound.close();
+    child.kill('SIGTERM');
+  }
+}

@@ -1,0 +1,814 @@
+/**
+ * The one outbound HTTP client. Every request the service makes goes through it: MCP calls,
+ * description fetches, OpenAPI calls and OAuth (DESIGN.md rule 9).
+ *
+ * What it guarantees, for every request and every redirect hop:
+ * - the address is absolute `https://`; `http://` only for allow-listed hosts (and, with
+ *   `allowLoopback`, for `localhost`, `127.0.0.1` and `[::1]`);
+ * - the peer address is public. The check runs at connect time, on the addresses DNS returned for
+ *   that very connection (a custom `lookup` inside the one undici `Agent`'s connector), so a name
+ *   that resolves to a public address once and to a private one later (DNS rebinding) is still
+ *   refused. IP literals in the URL are checked before sending, because `net.connect` skips the
+ *   lookup for them;
+ * - header names are tokens and header values hold no CR, LF or NUL;
+ * - one deadline (`timeoutMs`) covers connect, headers and the whole body (it fires at most 10 ms
+ *   late: deadlines share one ticker);
+ * - the body is counted while it streams and cut at `maxBodyBytes`: it is never buffered first.
+ *
+ * Errors are `OutboundError`s with a stable `code` and a message that names the host only: never a
+ * header value, a query string or a path, which may all carry credentials.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { AppError } from '../errors.js';
+
+/** Per-request deadline, covering connect, response headers and the whole body. */
+export const DEFAULT_TIMEOUT_MS = 10_000; // 10 seconds
+/** Response bodies are cut here. */
+export const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB
+/** Redirect hops followed per request; one more is `REDIRECT_REFUSED`. */
+export const DEFAULT_MAX_REDIRECTS = 3;
+/**
+ * TCP + TLS handshake budget. Shorter than the request deadline on purpose: a connect that fails
+ * is `CONNECT_FAILED` (provably never reached the server, so even a WRITE may be retried), while a
+ * request that times out may have reached it.
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000; // 5 seconds
+/** Idle keep-alive sockets are closed after this long (undici's default). */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000; // 4 seconds
+/** How much of an unread body `dump()` drains to keep the socket reusable before destroying it. */
+const DUMP_LIMIT_BYTES = 64 * 1024; // 64 KiB
+
+/** Stable codes of `OutboundError`. They never go over the wire. */
+export const OutboundErrorCode = {
+  /** The URL is not absolute, not `http(s)`, carries credentials, or is `http://` to a host that is not allow-listed. Nothing was sent. */
+  URL_REFUSED: 'URL_REFUSED',
+  /** The host is, or resolved to, a private, loopback, link-local, metadata, unique-local, IPv4-mapped, unspecified or otherwise non-public address. Nothing was sent. */
+  ADDRESS_REFUSED: 'ADDRESS_REFUSED',
+  /** A header name is not a token, a value holds CR, LF or NUL, or the header is one the client sets itself. Nothing was sent. */
+  HEADER_INVALID: 'HEADER_INVALID',
+  /** The deadline passed before the body was complete. The request may have reached the server. */
+  TIMEOUT: 'TIMEOUT',
+  /** The response body is larger than the cap. It was cut while streaming. */
+  BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  /** DNS failure, connection refused, connect timeout or TLS failure: the request provably never reached the server. */
+  CONNECT_FAILED: 'CONNECT_FAILED',
+  /** The connection failed after it was established (reset, closed mid-body…). The request may have reached the server. */
+  TRANSPORT_ERROR: 'TRANSPORT_ERROR',
+  /** A redirect pointed to a refused URL or address, or there were more hops than `maxRedirects`. */
+  REDIRECT_REFUSED: 'REDIRECT_REFUSED',
+  /** `fetchText` only: the server answered with a status outside 2xx; `data.status` holds it. */
+  HTTP_STATUS: 'HTTP_STATUS',
+  /** `json()` only: the body is not valid JSON. */
+  INVALID_JSON: 'INVALID_JSON',
+  /** The caller's `signal` aborted the request. The request may have reached the server. */
+  ABORTED: 'ABORTED',
+} as const;
+export type OutboundErrorCode = (typeof OutboundErrorCode)[keyof typeof OutboundErrorCode];
+
+export class OutboundError extends AppError {
+  override readonly name = 'OutboundError';
+  declare readonly code: OutboundErrorCode;
+  /**
+   * False only when the request provably never reached the server (nothing sent, or the connection
+   * was never established). A WRITE may be retried only then.
+   */
+  readonly reachedServer: boolean;
+  /** Structured, secret-free details, such as `{ status }` or `{ host, limitBytes }`. */
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: OutboundErrorCode,
+    message: string,
+    options: { reachedServer: boolean; data?: Record<string, unknown>; cause?: unknown },
+  ) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.reachedServer = options.reachedServer;
+    this.data = options.data ?? {};
+  }
+}
+
+export function isOutboundError(value: unknown): value is OutboundError {
+  return value instanceof OutboundError;
+}
+
+export interface OutboundOptions {
+  /**
+   * Hosts (`name`, `name:port`, `[v6]` or `[v6]:port`) allowed over `http://` and to any address,
+   * private ones included. Config, for internal services the operator trusts.
+   */
+  allowHosts?: string[];
+  /** Dev and test: loopback addresses, and `http://` to `localhost`, `127.0.0.1` and `[::1]`, are allowed. */
+  allowLoopback?: boolean;
+  /** Default per-request deadline in ms (connect + headers + body). */
+  timeoutMs?: number;
+  /** Default response body cap in bytes. */
+  maxBodyBytes?: number;
+  /** Default number of redirect hops followed. */
+  maxRedirects?: number;
+  /** TCP + TLS handshake budget in ms. */
+  connectTimeoutMs?: number;
+  /** Idle keep-alive sockets are closed after this many ms. */
+  keepAliveTimeoutMs?: number;
+  /** DNS lookup, injectable for tests. Every address it returns is checked. Defaults to `dns.lookup`. */
+  lookup?: LookupFunction;
+}
+
+export interface OutboundRequestInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer | null;
+  timeoutMs?: number;
+  maxBodyBytes?: number;
+  /**
+   * Redirect hops followed; one more is `REDIRECT_REFUSED`. `0` follows none: a 3xx comes back
+   * as it is, for callers that handle redirects themselves (OAuth).
+   */
+  maxRedirects?: number;
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  /** The final URL, after redirects. */
+  readonly url: URL;
+  /**
+   * The body as a stream, counted as it arrives: it throws `BODY_TOO_LARGE` past the cap. Read it at
+   * most once, through this or through `text`/`json`/`dump`. Breaking out of the loop closes it.
+   */
+  readonly body: AsyncIterable<Buffer>;
+  /** The whole body as UTF-8, capped. */
+  text(): Promise<string>;
+  /** The whole body parsed as JSON, capped; `INVALID_JSON` if it does not parse. */
+  json(): Promise<unknown>;
+  /** Discards the body. Never throws. Call it on every response whose body you don't read. */
+  dump(): Promise<void>;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_VALUE = /[\r\n\0]/;
+/** Headers that undici or the transport set; a caller setting them could split or misroute a request. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
+/** Kept on a cross-origin redirect; every other caller header is dropped so no credential follows. */
+const CROSS_ORIGIN_SAFE_HEADERS = new Set([
+  'accept',
+  'accept-language',
+  'content-type',
+  'user-agent',
+  'mcp-protocol-version',
+]);
+const LOOPBACK_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Classifies an IP address (no brackets) by the special range it falls in. `unicast` means public;
+ * everything else is refused unless allowed. IPv4-mapped IPv6 addresses are `ipv4Mapped`, except
+ * mapped loopback (`loopback`); the deprecated IPv4-compatible `::a.b.c.d` block is `ipv4Compatible`.
+ * Returns `invalid` for a string that is not an address.
+ */
+export function classifyAddress(address: string): string {
+  if (!ipaddr.isValid(address)) return 'invalid';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) {
+      return v6.toIPv4Address().range() === 'loopback' ? 'loopback' : 'ipv4Mapped';
+    }
+    const range = v6.range();
+    if (range === 'unicast' && v6.parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
+    return range;
+  }
+  return (parsed as ipaddr.IPv4).range();
+}
+
+/** Classification is a few microseconds; IP-literal URLs repeat on every call, so keep a few. */
+const rangeCache = new Map<string, string>();
+const RANGE_CACHE_SIZE = 256;
+
+function cachedRange(address: string): string {
+  let range = rangeCache.get(address);
+  if (range === undefined) {
+    range = classifyAddress(address);
+    if (rangeCache.size >= RANGE_CACHE_SIZE) rangeCache.clear();
+    rangeCache.set(address, range);
+  }
+  return range;
+}
+
+/** Whether a connection to this address is allowed without an allow-list entry. */
+export function isAddressAllowed(address: string, allowLoopback: boolean): boolean {
+  const range = cachedRange(address);
+  return range === 'unicast' || (allowLoopback && range === 'loopback');
+}
+
+interface HostRule {
+  host: string;
+  port: string | null;
+}
+
+function parseHostRule(entry: string): HostRule {
+  const trimmed = entry.trim().toLowerCase();
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(trimmed) ?? /^([^:[\]]+)(?::(\d+))?$/.exec(trimmed);
+  if (!m?.[1]) throw new TypeError(`allowHosts entry "${entry}" must be a host or host:port`);
+  return { host: m[1], port: m[2] ?? null };
+}
+
+function defaultPort(protocol: string): string {
+  return protocol === 'https:' ? '443' : '80';
+}
+
+/**
+ * Wraps a DNS lookup so that every address it yields is checked before `net.connect` uses it.
+ * Node calls it with `all: true` when it races address families, so both callback shapes are served.
+ */
+function guardedLookup(base: LookupFunction, allowLoopback: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    const wantAll = options.all === true;
+    const opts: LookupOptions = { ...options, all: true };
+    base(hostname, opts, (err, result, family) => {
+      if (err) {
+        callback(err, '', 0);
+        return;
+      }
+      const list: LookupAddress[] =
+        typeof result === 'string' ? [{ address: result, family: family ?? isIP(result) }] : result;
+      if (list.length === 0) {
+        const notFound: NodeJS.ErrnoException = new Error(`no addresses for ${hostname}`);
+        notFound.code = 'ENOTFOUND';
+        callback(notFound, '', 0);
+        return;
+      }
+      for (const entry of list) {
+        if (!isAddressAllowed(entry.address, allowLoopback)) {
+          callback(addressRefused(hostname, classifyAddress(entry.address)), '', 0);
+          return;
+        }
+      }
+      const first = list[0] as LookupAddress;
+      if (wantAll) callback(null, list);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+function addressRefused(host: string, range: string): OutboundError {
+  return new OutboundError(
+    OutboundErrorCode.ADDRESS_REFUSED,
+    `${host} is or resolves to a ${range} address, which is refused`,
+    { reachedServer: false, data: { host, range } },
+  );
+}
+
+function errorCodeOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause === undefined ? undefined : errorCodeOf(cause);
+}
+
+/** Everything the connector reports failed before a request byte was written. */
+function connectFailed(err: unknown, host: string): OutboundError {
+  if (err instanceof OutboundError) return err;
+  const code = errorCodeOf(err) ?? 'UNKNOWN';
+  return new OutboundError(OutboundErrorCode.CONNECT_FAILED, `could not connect to ${host} (${code})`, {
+    reachedServer: false,
+    data: { host, cause: code },
+    cause: err,
+  });
+}
+
+function translateError(err: unknown, host: string): OutboundError {
+  if (err instanceof OutboundError) return err;
+  const code = errorCodeOf(err) ?? 'UNKNOWN';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new OutboundError(OutboundErrorCode.TIMEOUT, `request to ${host} timed out`, {
+      reachedServer: true,
+      data: { host },
+      cause: err,
+    });
+  }
+  if (code === 'UND_ERR_INVALID_ARG') {
+    // undici refused the request before sending it; our own checks should have caught it first.
+    return new OutboundError(
+      OutboundErrorCode.HEADER_INVALID,
+      `request to ${host} was refused by the client`,
+      {
+        reachedServer: false,
+        data: { host },
+        cause: err,
+      },
+    );
+  }
+  return new OutboundError(OutboundErrorCode.TRANSPORT_ERROR, `connection to ${host} failed (${code})`, {
+    reachedServer: true,
+    data: { host, cause: code },
+    cause: err,
+  });
+}
+
+function checkHeaders(headers: Record<string, string>, host: string): void {
+  for (const name in headers) {
+    const value = headers[name];
+    if (!TOKEN.test(name) || RESERVED_HEADERS.has(name.toLowerCase())) {
+      throw new OutboundError(OutboundErrorCode.HEADER_INVALID, `header name is not allowed for ${host}`, {
+        reachedServer: false,
+        data: { host },
+      });
+    }
+    if (typeof value !== 'string' || BAD_VALUE.test(value)) {
+      // The name is safe to report (it is a token); the value never is.
+      throw new OutboundError(
+        OutboundErrorCode.HEADER_INVALID,
+        `header "${name}" has a value with CR, LF or NUL, or not a string, for ${host}`,
+        { reachedServer: false, data: { host, header: name } },
+      );
+    }
+  }
+}
+
+/**
+ * One undici `Agent` with keep-alive, shared by every request. Construct one per process and
+ * `close()` it on shutdown.
+ */
+export class OutboundClient {
+  readonly timeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly maxRedirects: number;
+  readonly allowLoopback: boolean;
+  readonly #rules: HostRule[];
+  readonly #agent: Agent;
+
+  constructor(options: OutboundOptions = {}) {
+    const {
+      allowHosts = [],
+      allowLoopback = false,
+      timeoutMs = DEFAULT_TIMEOUT_MS,
+      maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+      maxRedirects = DEFAULT_MAX_REDIRECTS,
+      connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+      keepAliveTimeoutMs = DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+      lookup = dnsLookup,
+    } = options;
+    this.timeoutMs = timeoutMs;
+    this.maxBodyBytes = maxBodyBytes;
+    this.maxRedirects = maxRedirects;
+    this.allowLoopback = allowLoopback;
+    this.#rules = allowHosts.map(parseHostRule);
+
+    const strict = buildConnector({
+      lookup: guardedLookup(lookup, allowLoopback),
+      timeout: connectTimeoutMs,
+    });
+    // Allow-listed hosts may resolve to private addresses: that is what the list is for.
+    const open = this.#rules.length > 0 ? buildConnector({ lookup, timeout: connectTimeoutMs }) : strict;
+    const connect: buildConnector.connector = (opts, callback) => {
+      const host = opts.hostname;
+      const allowListed = this.#isAllowListed(host, opts.port || defaultPort(opts.protocol));
+      // Defence in depth: IP literals never reach the lookup, and `request` checked them already.
+      if (!allowListed && isIP(host) !== 0 && !isAddressAllowed(host, allowLoopback)) {
+        callback(addressRefused(host, classifyAddress(host)), null);
+        return;
+      }
+      (allowListed ? open : strict)(opts, (err, socket) => {
+        if (err) callback(connectFailed(err, host), null);
+        else callback(null, socket);
+      });
+    };
+    this.#agent = new Agent({ connect, keepAliveTimeout: keepAliveTimeoutMs });
+  }
+
+  #isAllowListed(hostname: string, port: string): boolean {
+    if (this.#rules.length === 0) return false;
+    const host = hostname.toLowerCase();
+    return this.#rules.some((r) => r.host === host && (r.port === null || r.port === port));
+  }
+
+  /**
+   * Parses and checks a URL without sending anything: absolute `http(s)`, no credentials,
+   * `https://` unless allowed, and an IP literal host must be allowed. Throws `URL_REFUSED` or
+   * `ADDRESS_REFUSED`. Other modules use it to validate addresses at input time.
+   */
+  checkUrl(input: string | URL): URL {
+    let url: URL;
+    try {
+      url = typeof input === 'string' ? new URL(input) : input;
+    } catch (cause) {
+      throw new OutboundError(OutboundErrorCode.URL_REFUSED, 'the address is not an absolute URL', {
+        reachedServer: false,
+        cause,
+      });
+    }
+    const host = url.hostname;
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new OutboundError(
+        OutboundErrorCode.URL_REFUSED,
+        `only https:// addresses are allowed (${host})`,
+        {
+          reachedServer: false,
+          data: { host, protocol: url.protocol },
+        },
+      );
+    }
+    if (url.username !== '' || url.password !== '') {
+      throw new OutboundError(
+        OutboundErrorCode.URL_REFUSED,
+        `the address for ${host} must not carry credentials`,
+        {
+          reachedServer: false,
+          data: { host },
+        },
+      );
+    }
+    const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+    const allowListed = this.#isAllowListed(bare, url.port || defaultPort(url.protocol));
+    if (url.protocol === 'http:' && !allowListed && !(this.allowLoopback && LOOPBACK_HTTP_HOSTS.has(host))) {
+      throw new OutboundError(
+        OutboundErrorCode.URL_REFUSED,
+        `http:// is not allowed for ${host}; use https:// or allow-list the host`,
+        { reachedServer: false, data: { host, protocol: 'http:' } },
+      );
+    }
+    if (!allowListed && isIP(bare) !== 0 && !isAddressAllowed(bare, this.allowLoopback)) {
+      throw addressRefused(bare, classifyAddress(bare));
+    }
+    return url;
+  }
+
+  /**
+   * Sends one request and resolves once the response headers arrive, following redirects (each hop
+   * re-checked; cross-origin hops drop every header but a few safe ones). Any status resolves: the
+   * caller decides what a 4xx or 5xx means. The deadline keeps running while the body is read.
+   */
+  async request(url: string | URL, init: OutboundRequestInit = {}): Promise<OutboundResponse> {
+    let target = this.checkUrl(url);
+    let headers = init.headers ?? {};
+    checkHeaders(headers, target.hostname);
+    let method = init.method ?? 'GET';
+    let body = init.body ?? null;
+    const maxBodyBytes = init.maxBodyBytes ?? this.maxBodyBytes;
+    const maxRedirects = init.maxRedirects ?? this.maxRedirects;
+    const timeoutMs = init.timeoutMs ?? this.timeoutMs;
+
+    if (init.signal?.aborted) throw aborted(target.hostname, init.signal.reason);
+    const exchange = new Exchange(target.hostname, timeoutMs, init.signal);
+
+    for (let hop = 0; ; hop++) {
+      let res: Dispatcher.ResponseData;
+      const options: Dispatcher.RequestOptions = {
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method,
+        headers,
+        body,
+        signal: exchange,
+      };
+      try {
+        res = await new Promise<Dispatcher.ResponseData>((resolve, reject) => {
+          exchange.rejectHeaders = reject;
+          this.#agent.request(options).then(resolve, reject);
+        });
+      } catch (err) {
+        exchange.finish();
+        const translated = translateError(err, target.hostname);
+        throw hop > 0 && translated.code === OutboundErrorCode.ADDRESS_REFUSED
+          ? redirectRefused(target.hostname, 'the redirect target address is refused', translated)
+          : translated;
+      }
+      exchange.rejectHeaders = null;
+      const location = res.headers.location;
+      if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || maxRedirects === 0) {
+        return new CappedResponse(res, target, maxBodyBytes, exchange);
+      }
+      await res.body.dump({ limit: DUMP_LIMIT_BYTES }).catch(() => undefined);
+      const from = target.hostname;
+      if (hop >= maxRedirects) {
+        exchange.finish();
+        throw redirectRefused(from, `more than ${maxRedirects} redirects`);
+      }
+      let next: URL;
+      try {
+        next = this.checkUrl(new URL(location, target));
+      } catch (err) {
+        exchange.finish();
+        throw redirectRefused(from, 'the redirect target is refused', err);
+      }
+      if (next.origin !== target.origin) headers = pickSafeHeaders(headers);
+      // Browsers turn a redirected POST into a GET for 301/302, and every non-HEAD method for 303.
+      if (
+        res.statusCode === 303
+          ? method !== 'HEAD'
+          : res.statusCode !== 307 && res.statusCode !== 308 && method === 'POST'
+      ) {
+        method = 'GET';
+        body = null;
+        headers = withoutContentType(headers);
+      }
+      target = next;
+      exchange.host = next.hostname;
+    }
+  }
+
+  /**
+   * GET a URL and return its body as text, capped at `maxBytes`. Throws `HTTP_STATUS` (with
+   * `data.status`) for a status outside 2xx, `BODY_TOO_LARGE` past the cap, and every other
+   * `OutboundError` of `request`.
+   */
+  async fetchText(
+    url: string | URL,
+    maxBytes: number,
+    init: Pick<OutboundRequestInit, 'headers' | 'timeoutMs' | 'signal'> = {},
+  ): Promise<string> {
+    const res = await this.request(url, { ...init, method: 'GET', maxBodyBytes: maxBytes });
+    if (res.status < 200 || res.status >= 300) {
+      await res.dump();
+      throw new OutboundError(
+        OutboundErrorCode.HTTP_STATUS,
+        `${res.url.hostname} answered with HTTP ${res.status}`,
+        { reachedServer: true, data: { host: res.url.hostname, status: res.status } },
+      );
+    }
+    return res.text();
+  }
+
+  /** Closes idle sockets and refuses new requests. */
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+function noop(): void {}
+
+/**
+ * The state of one request across its redirect hops: its deadline, the caller's signal, and the
+ * abort signal handed to undici. undici accepts an EventEmitter-like object as well as an
+ * `AbortSignal`, and uses exactly `aborted`, `reason`, `on`/`once` and `removeListener` of it. An
+ * `AbortController` per request costs about 10 µs in construction and undici's listener
+ * bookkeeping (measured), and per-request closures cost too under tsx (which names every one), so
+ * this is one plain object with methods.
+ */
+class Exchange {
+  aborted = false;
+  reason: unknown = undefined;
+  /** Rejects the wait for response headers: undici only sees an abort once the socket connects. */
+  rejectHeaders: ((reason: unknown) => void) | null = null;
+  /** The host of the current hop, for messages. */
+  host: string;
+  readonly timeoutMs: number;
+  /** `performance.now()` past which the deadline ticker aborts the exchange. */
+  readonly deadline: number;
+  readonly #callerSignal: AbortSignal | undefined;
+  #listeners: (() => void)[] | null = null;
+  #finished = false;
+
+  constructor(host: string, timeoutMs: number, callerSignal: AbortSignal | undefined) {
+    this.host = host;
+    this.timeoutMs = timeoutMs;
+    this.deadline = performance.now() + timeoutMs;
+    this.#callerSignal = callerSignal;
+    watchDeadline(this);
+    callerSignal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The caller's signal fired (this object is its listener). */
+  handleEvent(): void {
+    this.abortWith(aborted(this.host, this.#callerSignal?.reason));
+  }
+
+  abortWith(reason: OutboundError): void {
+    if (!this.aborted) {
+      this.aborted = true;
+      this.reason = reason;
+      const listeners = this.#listeners;
+      this.#listeners = null;
+      if (listeners) for (const listener of listeners) listener();
+    }
+    this.rejectHeaders?.(reason);
+  }
+
+  /** The exchange is over: stop the deadline and let go of the caller's signal. Idempotent. */
+  finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    unwatchDeadline(this);
+    this.#callerSignal?.removeEventListener('abort', this);
+  }
+
+  on(_event: 'abort', listener: () => void): this {
+    (this.#listeners ??= []).push(listener);
+    return this;
+  }
+
+  once(event: 'abort', listener: () => void): this {
+    return this.on(event, listener);
+  }
+
+  removeListener(_event: 'abort', listener: () => void): this {
+    const i = this.#listeners?.indexOf(listener) ?? -1;
+    if (i !== -1) this.#listeners?.splice(i, 1);
+    return this;
+  }
+}
+
+/**
+ * Deadlines share one ticker instead of a Node timer each: like undici's own "fast timers", it
+ * saves a timer allocation and two timer-list operations per request on the hot path. A deadline
+ * fires at most one tick late. The ticker runs only while some exchange is open.
+ */
+const DEADLINE_TICK_MS = 10;
+const watched = new Set<Exchange>();
+let ticker: NodeJS.Timeout | null = null;
+
+function watchDeadline(exchange: Exchange): void {
+  watched.add(exchange);
+  ticker ??= setInterval(tickDeadlines, DEADLINE_TICK_MS);
+}
+
+function unwatchDeadline(exchange: Exchange): void {
+  watched.delete(exchange);
+}
+
+function tickDeadlines(): void {
+  if (watched.size === 0) {
+    clearInterval(ticker ?? undefined);
+    ticker = null;
+    return;
+  }
+  const now = performance.now();
+  for (const exchange of watched) {
+    if (exchange.deadline <= now) {
+      watched.delete(exchange);
+      onDeadline(exchange);
+    }
+  }
+}
+
+function onDeadline(exchange: Exchange): void {
+  exchange.abortWith(
+    new OutboundError(
+      OutboundErrorCode.TIMEOUT,
+      `request to ${exchange.host} timed out after ${exchange.timeoutMs} ms`,
+      {
+        reachedServer: true,
+        data: { host: exchange.host, timeoutMs: exchange.timeoutMs },
+      },
+    ),
+  );
+}
+
+function aborted(host: string, reason: unknown): OutboundError {
+  return new OutboundError(OutboundErrorCode.ABORTED, `request to ${host} was aborted`, {
+    reachedServer: true,
+    data: { host },
+    cause: reason,
+  });
+}
+
+function redirectRefused(host: string, why: string, cause?: unknown): OutboundError {
+  const data: Record<string, unknown> = { host };
+  if (cause instanceof OutboundError) data.reason = cause.code;
+  return new OutboundError(OutboundErrorCode.REDIRECT_REFUSED, `redirect from ${host} refused: ${why}`, {
+    reachedServer: true,
+    data,
+    cause,
+  });
+}
+
+function pickSafeHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in headers) {
+    if (CROSS_ORIGIN_SAFE_HEADERS.has(name.toLowerCase())) out[name] = headers[name] as string;
+  }
+  return out;
+}
+
+function withoutContentType(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in headers) {
+    if (name.toLowerCase() !== 'content-type') out[name] = headers[name] as string;
+  }
+  return out;
+}
+
+class CappedResponse implements OutboundResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly url: URL;
+  readonly #raw: Dispatcher.ResponseData['body'];
+  readonly #cap: number;
+  readonly #exchange: Exchange;
+
+  constructor(res: Dispatcher.ResponseData, url: URL, cap: number, exchange: Exchange) {
+    this.status = res.statusCode;
+    this.headers = res.headers;
+    this.url = url;
+    this.#raw = res.body;
+    this.#cap = cap;
+    this.#exchange = exchange;
+  }
+
+  get body(): AsyncIterable<Buffer> {
+    return this.#iterate();
+  }
+
+  #tooLarge(): OutboundError {
+    const host = this.url.hostname;
+    return new OutboundError(
+      OutboundErrorCode.BODY_TOO_LARGE,
+      `the response from ${host} is larger than ${this.#cap} bytes`,
+      { reachedServer: true, data: { host, limitBytes: this.#cap } },
+    );
+  }
+
+  /** A declared length over the cap fails before a byte is read. */
+  #declaredLength(): number | null {
+    const raw = this.headers['content-length'];
+    if (typeof raw !== 'string') return null;
+    const n = Number(raw);
+    return Number.isSafeInteger(n) && n >= 0 ? n : null;
+  }
+
+  async *#iterate(): AsyncGenerator<Buffer, void, undefined> {
+    const raw = this.#raw;
+    let complete = false;
+    try {
+      const declared = this.#declaredLength();
+      if (declared !== null && declared > this.#cap) throw this.#tooLarge();
+      let total = 0;
+      try {
+        for await (const chunk of raw as AsyncIterable<Buffer>) {
+          total += chunk.length;
+          if (total > this.#cap) throw this.#tooLarge();
+          yield chunk;
+        }
+      } catch (err) {
+        throw translateError(err, this.url.hostname);
+      }
+      complete = true;
+    } finally {
+      // Without a listener, undici reports the destroy as an uncaught 'error'.
+      if (!complete) raw.on('error', noop).destroy();
+      this.#exchange.finish();
+    }
+  }
+
+  async text(): Promise<string> {
+    const declared = this.#declaredLength();
+    if (declared !== null && declared <= this.#cap) {
+      // The HTTP parser enforces Content-Length, so this cannot exceed the cap: take undici's fast path.
+      try {
+        return await this.#raw.text();
+      } catch (err) {
+        throw translateError(err, this.url.hostname);
+      } finally {
+        this.#exchange.finish();
+      }
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.#iterate()) chunks.push(chunk);
+    return chunks.length === 1
+      ? (chunks[0] as Buffer).toString('utf8')
+      : Buffer.concat(chunks).toString('utf8');
+  }
+
+  async json(): Promise<unknown> {
+    const text = await this.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (cause) {
+      throw new OutboundError(
+        OutboundErrorCode.INVALID_JSON,
+        `the response from ${this.url.hostname} is not JSON`,
+        {
+          reachedServer: true,
+          data: { host: this.url.hostname },
+          cause,
+        },
+      );
+    }
+  }
+
+  async dump(): Promise<void> {
+    try {
+      await this.#raw.dump({ limit: DUMP_LIMIT_BYTES });
+    } catch {
+      // Draining is best effort: a body that fails here is already gone.
+    } finally {
+      this.#exchange.finish();
+    }
+  }
+}

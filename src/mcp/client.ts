@@ -1,0 +1,1191 @@
+/**
+ * MCP client over Streamable HTTP (protocol revision 2025-06-18), for discovery and for the turn
+ * path. All I/O goes through the shared `OutboundClient`; validation of listed tools is the pure
+ * `tool-mapping.ts`, and event streams are parsed by the pure `sse.ts`.
+ *
+ * Transport: one JSON-RPC message per POST, always with `Accept: application/json,
+ * text/event-stream`, `Content-Type: application/json`, `MCP-Protocol-Version: 2025-06-18` and the
+ * credential. An answer is plain JSON or an event stream; on a stream we take the message with our
+ * id, skip notifications, empty events and other ids, answer the server's `ping`, and stop reading
+ * once our answer arrives. Every answer is bounded in time (per attempt), bytes, events and line
+ * length.
+ *
+ * Sessions (DESIGN.md rule 6): this process keeps at most one session per connection id. A call
+ * uses it when held, else goes without one; on 400 or 404 it runs `initialize` +
+ * `notifications/initialized` once (shared by every call waiting at that moment), keeps the
+ * `Mcp-Session-Id`, and retries once. Discovery uses a session of its own and DELETEs it at the end.
+ *
+ * Retries (DESIGN.md rule 7): besides the session retry, at most one retry after a failure: after a
+ * timeout or a broken connection only for READ or idempotent tools; after a failed connect (the
+ * request provably never reached the server) for any tool, so that no side effect happens twice.
+ * Every attempt has a new JSON-RPC id, and an abandoned id gets a best-effort
+ * `notifications/cancelled`.
+ *
+ * Failures (DESIGN.md rule 8): `callTool` never throws for an upstream problem; it returns a
+ * `CallToolOutcome`. Discovery (`initialize`, `listTools`, `discover`) throws `McpClientError`, or
+ * the `OutboundError` of a refusal (`URL_REFUSED`, `ADDRESS_REFUSED`, `HEADER_INVALID`,
+ * `REDIRECT_REFUSED`, `BODY_TOO_LARGE`) as it is.
+ */
+import { performance } from 'node:perf_hooks';
+import { AppError } from '../errors.js';
+import {
+  OutboundError,
+  OutboundErrorCode,
+  type OutboundClient,
+  type OutboundResponse,
+} from '../http/outbound.js';
+import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
+import { parseSse, SseLimitError } from './sse.js';
+import {
+  DEFAULT_MAX_TOOLS,
+  ToolCollector,
+  type McpToolDefinition,
+  type SkippedTool,
+} from './tool-mapping.js';
+
+/** The protocol revision we speak and send in `MCP-Protocol-Version`. */
+export const MCP_PROTOCOL_VERSION = '2025-06-18';
+/** Revisions a server may answer `initialize` with; anything else is `UNSUPPORTED_PROTOCOL_VERSION`. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [MCP_PROTOCOL_VERSION];
+
+/** Per-attempt deadline of every request, unless the endpoint or the call says otherwise. */
+export const DEFAULT_MCP_TIMEOUT_MS = 10_000; // 10 seconds
+/** `tools/list` pages followed per listing. */
+export const DEFAULT_MAX_PAGES = 100;
+/** Events read from one answer stream before giving up on it. */
+export const DEFAULT_MAX_SSE_EVENTS = 1_000;
+/** Budget of a whole discovery: initialize, every page and the DELETE. */
+export const DEFAULT_DISCOVERY_TIMEOUT_MS = 60_000; // 60 seconds
+/** Deadline of best-effort messages: `notifications/cancelled`, `ping` answers, session DELETE. */
+export const DEFAULT_NOTIFY_TIMEOUT_MS = 2_000; // 2 seconds
+/** Bytes of an error body read for its excerpt; the rest is discarded. */
+const EXCERPT_READ_BYTES = 4 * 1024; // 4 KiB
+/** Characters of an error body kept in `bodyExcerpt`. */
+const EXCERPT_CHARS = 500;
+/** `Mcp-Session-Id` must be visible ASCII (0x21–0x7E); we also bound its length. */
+const SESSION_ID = /^[\x21-\x7e]{1,4096}$/;
+const ACCEPT = 'application/json, text/event-stream';
+/** Server requests (such as `ping`) answered per answer stream; more are ignored. */
+const MAX_SERVER_REQUESTS_ANSWERED = 8;
+
+/**
+ * Headers the transport sets itself; a credential header cannot be one of them (tool-contract
+ * page). Lower case.
+ */
+export const TRANSPORT_HEADER_NAMES: readonly string[] = [
+  'accept',
+  'content-type',
+  'content-length',
+  'host',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'transfer-encoding',
+  'connection',
+  'cookie',
+  'user-agent',
+];
+
+/** A credential header name: letters, digits and hyphens, and not a transport header. */
+export function isValidCredentialHeaderName(name: string): boolean {
+  return /^[A-Za-z0-9-]+$/.test(name) && !TRANSPORT_HEADER_NAMES.includes(name.toLowerCase());
+}
+
+export type McpAuth =
+  { kind: 'none' } | { kind: 'bearer'; token: string } | { kind: 'header'; name: string; value: string };
+
+/** One MCP connection, as both discovery and the turn path see it. */
+export interface McpEndpoint {
+  /** The connection id: the key of this process's session state. */
+  id: string;
+  url: string;
+  auth: McpAuth;
+  /** Per-attempt deadline for this connection, in ms. */
+  timeoutMs?: number;
+  /**
+   * Extra headers resolved before every request, after `auth`, such as an OAuth bearer that the
+   * OAuth module renews. If it rejects, the call ends as `auth_required`, discovery as
+   * `AUTH_REQUIRED`.
+   */
+  getAuthHeaders?: () => Promise<Record<string, string>>;
+}
+
+export interface McpClientOptions {
+  /** Per-attempt deadline in ms, when the endpoint and the call give none. */
+  timeoutMs?: number;
+  /** Body cap per answer in bytes; defaults to the outbound client's. */
+  maxBodyBytes?: number;
+  maxSseEvents?: number;
+  maxTools?: number;
+  maxPages?: number;
+  discoveryTimeoutMs?: number;
+  notifyTimeoutMs?: number;
+  clientInfo?: { name: string; version: string };
+}
+
+export interface InitializeResult {
+  protocolVersion: string;
+  serverInfo: JsonObject;
+  capabilities: JsonObject;
+  instructions: string | null;
+}
+
+/**
+ * Why a listing stopped: the server said it ended (`END`), we hold `maxTools` tools (`TOOL_LIMIT`),
+ * we read `maxPages` pages (`PAGE_LIMIT`), or a cursor came back (`REPEATED_CURSOR`).
+ */
+export type ListStopReason = 'END' | 'TOOL_LIMIT' | 'PAGE_LIMIT' | 'REPEATED_CURSOR';
+
+export interface ListToolsResult {
+  tools: McpToolDefinition[];
+  skipped: SkippedTool[];
+  stopReason: ListStopReason;
+  pages: number;
+}
+
+export interface DiscoverResult extends ListToolsResult {
+  initialize: InitializeResult;
+}
+
+export interface CallToolOptions {
+  risk: Risk;
+  /** `annotations.idempotentHint`: a timed-out call may be repeated. */
+  idempotent: boolean;
+  /** Per-attempt deadline in ms, over the endpoint's. */
+  timeoutMs?: number;
+  /** Aborting ends the call as `cancelled` and sends `notifications/cancelled`. */
+  signal?: AbortSignal;
+}
+
+/** Stable codes of `protocol_error` outcomes and of `UPSTREAM_PROTOCOL_ERROR`'s `data.reason`. */
+export type ProtocolProblem =
+  /** The server answered with a JSON-RPC `error`; `rpcError` holds it. */
+  | 'JSONRPC_ERROR'
+  /** The body, or an event's data, is not JSON. */
+  | 'INVALID_JSON'
+  /** JSON, but not a JSON-RPC response, or a result of the wrong shape. */
+  | 'INVALID_RESPONSE'
+  /** A plain-JSON answer carries another request's id. */
+  | 'RESPONSE_ID_MISMATCH'
+  /** A 2xx answer that is neither JSON nor an event stream (such as HTML). */
+  | 'UNEXPECTED_CONTENT_TYPE'
+  /** The stream (or a bodiless 2xx) ended without the answer to our id. */
+  | 'NO_RESPONSE'
+  /** The stream passed its line, event or byte bound. */
+  | 'SSE_LIMIT_EXCEEDED'
+  /** `Mcp-Session-Id` is not visible ASCII; refused. */
+  | 'SESSION_ID_INVALID'
+  /** The session handshake of a call found a server speaking another protocol revision. */
+  | 'UNSUPPORTED_PROTOCOL_VERSION';
+
+export interface RpcErrorInfo {
+  code: number;
+  message: string;
+  data?: JsonValue;
+}
+
+interface OutcomeBase {
+  /** `tools/call` requests sent, retries included. */
+  attempts: number;
+  /** Wall time of the whole call, session handshake and retries included. */
+  durationMs: number;
+}
+
+/** The result of `callTool`. Every failure is one of these kinds, never an exception. */
+export type CallToolOutcome =
+  | (OutcomeBase & { kind: 'success'; content: JsonValue[]; structuredContent: JsonObject | null })
+  /** The tool ran and said `isError: true`. */
+  | (OutcomeBase & { kind: 'tool_error'; content: JsonValue[]; structuredContent: JsonObject | null })
+  | (OutcomeBase & {
+      kind: 'protocol_error';
+      code: ProtocolProblem;
+      message: string;
+      rpcError: RpcErrorInfo | null;
+    })
+  | (OutcomeBase & { kind: 'http_error'; status: number; bodyExcerpt: string; message: string })
+  | (OutcomeBase & { kind: 'timeout'; timeoutMs: number; message: string })
+  /** `code` is the `OutboundError` code: `CONNECT_FAILED`, `TRANSPORT_ERROR`, `BODY_TOO_LARGE` or a refusal. */
+  | (OutcomeBase & {
+      kind: 'transport_error';
+      code: OutboundErrorCode;
+      reachedServer: boolean;
+      message: string;
+    })
+  /** HTTP 401, or `getAuthHeaders` failed; `wwwAuthenticate` is kept for the OAuth flow. */
+  | (OutcomeBase & { kind: 'auth_required'; wwwAuthenticate: string | null; message: string })
+  /** The caller's signal aborted the call. */
+  | (OutcomeBase & { kind: 'cancelled'; message: string });
+
+/** Stable codes of `McpClientError`. */
+export const McpErrorCode = {
+  /** The server could not be reached, or the connection broke. `cause` is the `OutboundError`. */
+  UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
+  /** The server answered, but not with a usable result: `data.reason` is a `ProtocolProblem`, `data.rpcError` the JSON-RPC error if any. */
+  UPSTREAM_PROTOCOL_ERROR: 'UPSTREAM_PROTOCOL_ERROR',
+  /** The server answered with an HTTP status outside 2xx (not 401): `data.status`, `data.bodyExcerpt`. */
+  UPSTREAM_HTTP_ERROR: 'UPSTREAM_HTTP_ERROR',
+  /** `initialize` came back with a protocol revision we do not speak: `data.protocolVersion`. */
+  UNSUPPORTED_PROTOCOL_VERSION: 'UNSUPPORTED_PROTOCOL_VERSION',
+  /** HTTP 401, or `getAuthHeaders` failed: `data.wwwAuthenticate` (or `null`). */
+  AUTH_REQUIRED: 'AUTH_REQUIRED',
+  /** A request, or the whole discovery, ran out of time: `data.timeoutMs`. */
+  TIMEOUT: 'TIMEOUT',
+} as const;
+export type McpErrorCode = (typeof McpErrorCode)[keyof typeof McpErrorCode];
+
+export class McpClientError extends AppError {
+  override readonly name = 'McpClientError';
+  declare readonly code: McpErrorCode;
+  readonly data: Readonly<Record<string, unknown>>;
+  constructor(code: McpErrorCode, message: string, data: Record<string, unknown> = {}, cause?: unknown) {
+    super(code, message, cause === undefined ? undefined : { cause });
+    this.data = data;
+  }
+}
+
+type WithoutBase<T> = T extends unknown ? Omit<T, keyof OutcomeBase> : never;
+/** An outcome before `attempts` and `durationMs` are known. */
+type OutcomeBody = WithoutBase<CallToolOutcome>;
+
+type Reply =
+  | { type: 'result'; result: unknown; response: OutboundResponse }
+  | { type: 'rpc_error'; error: RpcErrorInfo }
+  | { type: 'http'; status: number; bodyExcerpt: string; wwwAuthenticate: string | null }
+  | { type: 'protocol'; problem: ProtocolProblem; detail: string };
+
+interface SessionState {
+  sessionId: string | undefined;
+  /** A handshake completed for this state: `sessionId` is what the server gave (maybe none). */
+  ready: boolean;
+  /** The handshake in flight, shared by every call that needs it. */
+  pending: Promise<string | undefined> | null;
+}
+
+interface Handshake {
+  result: InitializeResult;
+  sessionId: string | undefined;
+}
+
+/** Raised inside the client when `getAuthHeaders` rejects. */
+class AuthHeadersFailed extends Error {}
+
+/** Completes an outcome with its attempts and wall time. */
+function withBase(outcome: OutcomeBody, attempts: number, started: number): CallToolOutcome {
+  return {
+    ...outcome,
+    attempts,
+    durationMs: Math.round((performance.now() - started) * 100) / 100,
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function headerValue(res: OutboundResponse, name: string): string | null {
+  const v = res.headers[name];
+  return typeof v === 'string' ? v : Array.isArray(v) ? v.join(', ') : null;
+}
+
+function mediaType(res: OutboundResponse): string {
+  const ct = headerValue(res, 'content-type');
+  if (ct === null) return '';
+  const semi = ct.indexOf(';');
+  return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase();
+}
+
+/** Reads at most a few KiB of an error body, as one printable line. Never throws. */
+async function readExcerpt(res: OutboundResponse): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of res.body) {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total >= EXCERPT_READ_BYTES) break;
+    }
+  } catch {
+    // An excerpt is a courtesy: a body that fails to arrive leaves what we have.
+  }
+  const text = Buffer.concat(chunks, total).subarray(0, EXCERPT_READ_BYTES).toString('utf8');
+  // eslint-disable-next-line no-control-regex
+  const line = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
+  return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
+}
+
+function parseRpcError(value: unknown): RpcErrorInfo | null {
+  if (!isObject(value) || typeof value.code !== 'number' || typeof value.message !== 'string') return null;
+  const info: RpcErrorInfo = { code: value.code, message: value.message };
+  if (value.data !== undefined) info.data = value.data as JsonValue;
+  return info;
+}
+
+/** Interprets one JSON-RPC message as the answer to `id`. */
+function toReply(message: unknown, id: number, response: OutboundResponse): Reply {
+  if (Array.isArray(message)) {
+    return {
+      type: 'protocol',
+      problem: 'INVALID_RESPONSE',
+      detail: 'a batch answer, which 2025-06-18 does not allow',
+    };
+  }
+  if (!isObject(message) || message.jsonrpc !== '2.0') {
+    return {
+      type: 'protocol',
+      problem: 'INVALID_RESPONSE',
+      detail: 'the answer is not a JSON-RPC 2.0 message',
+    };
+  }
+  if (message.id !== id) {
+    return {
+      type: 'protocol',
+      problem: 'RESPONSE_ID_MISMATCH',
+      detail: `the answer is for id ${JSON.stringify(message.id) ?? 'undefined'}, expected ${id}`,
+    };
+  }
+  if ('error' in message) {
+    const error = parseRpcError(message.error);
+    return error
+      ? { type: 'rpc_error', error }
+      : {
+          type: 'protocol',
+          problem: 'INVALID_RESPONSE',
+          detail: 'the JSON-RPC error has no numeric code or no message',
+        };
+  }
+  if ('result' in message) return { type: 'result', result: message.result, response };
+  return { type: 'protocol', problem: 'INVALID_RESPONSE', detail: 'the answer has neither result nor error' };
+}
+
+function replyError(reply: Exclude<Reply, { type: 'result' }>, what: string): McpClientError {
+  switch (reply.type) {
+    case 'http':
+      if (reply.status === 401) {
+        return new McpClientError(
+          McpErrorCode.AUTH_REQUIRED,
+          `${what}: the server requires authorization (HTTP 401)`,
+          {
+            wwwAuthenticate: reply.wwwAuthenticate,
+          },
+        );
+      }
+      return new McpClientError(
+        McpErrorCode.UPSTREAM_HTTP_ERROR,
+        `${what}: the server answered HTTP ${reply.status}`,
+        {
+          status: reply.status,
+          bodyExcerpt: reply.bodyExcerpt,
+        },
+      );
+    case 'rpc_error':
+      return new McpClientError(
+        McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+        `${what}: the server returned JSON-RPC error ${reply.error.code}`,
+        { reason: 'JSONRPC_ERROR', rpcError: reply.error },
+      );
+    case 'protocol':
+      return new McpClientError(McpErrorCode.UPSTREAM_PROTOCOL_ERROR, `${what}: ${reply.detail}`, {
+        reason: reply.problem,
+      });
+  }
+}
+
+/** Translates a transport failure for discovery: refusals stay as they are. */
+function transportError(err: unknown, what: string): AppError {
+  if (err instanceof AuthHeadersFailed) {
+    return new McpClientError(
+      McpErrorCode.AUTH_REQUIRED,
+      `${what}: credentials could not be obtained`,
+      { wwwAuthenticate: null },
+      err.cause,
+    );
+  }
+  if (err instanceof OutboundError) {
+    if (err.code === OutboundErrorCode.TIMEOUT) {
+      return new McpClientError(
+        McpErrorCode.TIMEOUT,
+        `${what}: ${err.message}`,
+        { timeoutMs: err.data.timeoutMs ?? null },
+        err,
+      );
+    }
+    if (
+      err.code === OutboundErrorCode.CONNECT_FAILED ||
+      err.code === OutboundErrorCode.TRANSPORT_ERROR ||
+      err.code === OutboundErrorCode.ABORTED
+    ) {
+      return new McpClientError(
+        McpErrorCode.UPSTREAM_UNAVAILABLE,
+        `${what}: ${err.message}`,
+        { reachedServer: err.reachedServer },
+        err,
+      );
+    }
+    return err;
+  }
+  if (err instanceof AppError) return err;
+  return new McpClientError(McpErrorCode.UPSTREAM_UNAVAILABLE, `${what}: unexpected failure`, {}, err);
+}
+
+function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void =>
+      reject(new OutboundError(OutboundErrorCode.ABORTED, 'the call was aborted', { reachedServer: true }));
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
+  });
+}
+
+export class McpClient {
+  readonly #outbound: OutboundClient;
+  readonly #timeoutMs: number;
+  readonly #maxBodyBytes: number;
+  readonly #maxSseEvents: number;
+  readonly #maxTools: number;
+  readonly #maxPages: number;
+  readonly #discoveryTimeoutMs: number;
+  readonly #notifyTimeoutMs: number;
+  readonly #clientInfo: { name: string; version: string };
+  readonly #sessions = new Map<string, SessionState>();
+  readonly #background = new Set<Promise<void>>();
+  /** One counter for the process: ids are never reused within a session. */
+  #nextId = 1;
+
+  constructor(outbound: OutboundClient, options: McpClientOptions = {}) {
+    const {
+      timeoutMs = DEFAULT_MCP_TIMEOUT_MS,
+      maxBodyBytes = outbound.maxBodyBytes,
+      maxSseEvents = DEFAULT_MAX_SSE_EVENTS,
+      maxTools = DEFAULT_MAX_TOOLS,
+      maxPages = DEFAULT_MAX_PAGES,
+      discoveryTimeoutMs = DEFAULT_DISCOVERY_TIMEOUT_MS,
+      notifyTimeoutMs = DEFAULT_NOTIFY_TIMEOUT_MS,
+      clientInfo = { name: 'connected-tools', version: '0.1.0' },
+    } = options;
+    this.#outbound = outbound;
+    this.#timeoutMs = timeoutMs;
+    this.#maxBodyBytes = maxBodyBytes;
+    this.#maxSseEvents = maxSseEvents;
+    this.#maxTools = maxTools;
+    this.#maxPages = maxPages;
+    this.#discoveryTimeoutMs = discoveryTimeoutMs;
+    this.#notifyTimeoutMs = notifyTimeoutMs;
+    this.#clientInfo = clientInfo;
+  }
+
+  // ---------------------------------------------------------------- transport
+
+  async #headers(ep: McpEndpoint, sessionId: string | undefined): Promise<Record<string, string>> {
+    const h: Record<string, string> = {};
+    const auth = ep.auth;
+    if (auth.kind === 'bearer') h.authorization = `Bearer ${auth.token}`;
+    else if (auth.kind === 'header') h[auth.name.toLowerCase()] = auth.value;
+    if (ep.getAuthHeaders) {
+      let extra: Record<string, string>;
+      try {
+        extra = await ep.getAuthHeaders();
+      } catch (cause) {
+        throw new AuthHeadersFailed('getAuthHeaders failed', { cause });
+      }
+      for (const name in extra) h[name.toLowerCase()] = extra[name] as string;
+    }
+    for (const name in h) {
+      if (TRANSPORT_HEADER_NAMES.includes(name)) {
+        throw new OutboundError(
+          OutboundErrorCode.HEADER_INVALID,
+          `the credential header "${name}" is a transport header`,
+          {
+            reachedServer: false,
+            data: { header: name },
+          },
+        );
+      }
+    }
+    h.accept = ACCEPT;
+    h['content-type'] = 'application/json';
+    h['mcp-protocol-version'] = MCP_PROTOCOL_VERSION;
+    if (sessionId !== undefined) h['mcp-session-id'] = sessionId;
+    return h;
+  }
+
+  /**
+   * POSTs one JSON-RPC request and reads its answer. Resolves with what the server said; rejects
+   * with an `OutboundError` (or `AuthHeadersFailed`) when there was no answer.
+   */
+  async #send(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    id: number,
+    body: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Reply> {
+    const headers = await this.#headers(ep, sessionId);
+    const res = await this.#outbound.request(ep.url, {
+      method: 'POST',
+      headers,
+      body,
+      timeoutMs,
+      maxBodyBytes: this.#maxBodyBytes,
+      signal,
+    });
+    if (res.status < 200 || res.status >= 300) {
+      const wwwAuthenticate = headerValue(res, 'www-authenticate');
+      return { type: 'http', status: res.status, bodyExcerpt: await readExcerpt(res), wwwAuthenticate };
+    }
+    const type = mediaType(res);
+    if (type === 'application/json' || type.endsWith('+json')) {
+      const text = await res.text();
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        return { type: 'protocol', problem: 'INVALID_JSON', detail: 'the answer is not valid JSON' };
+      }
+      return toReply(message, id, res);
+    }
+    if (type === 'text/event-stream') return this.#readStream(ep, sessionId, id, res);
+    await res.dump();
+    if (type === '' && (res.status === 202 || res.status === 204)) {
+      return { type: 'protocol', problem: 'NO_RESPONSE', detail: `HTTP ${res.status} without an answer` };
+    }
+    return {
+      type: 'protocol',
+      problem: 'UNEXPECTED_CONTENT_TYPE',
+      detail: `the answer is ${type === '' ? 'without a content type' : JSON.stringify(type.slice(0, 60))}, not JSON or an event stream`,
+    };
+  }
+
+  async #readStream(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    id: number,
+    res: OutboundResponse,
+  ): Promise<Reply> {
+    let answered = 0;
+    try {
+      const events = parseSse(res.body, {
+        maxLineBytes: this.#maxBodyBytes,
+        maxBytes: this.#maxBodyBytes,
+        maxEvents: this.#maxSseEvents,
+      });
+      for await (const event of events) {
+        // Priming events and keep-alives carry no data.
+        if (event.data === '') continue;
+        let message: unknown;
+        try {
+          message = JSON.parse(event.data);
+        } catch {
+          return {
+            type: 'protocol',
+            problem: 'INVALID_JSON',
+            detail: 'an event of the stream is not valid JSON',
+          };
+        }
+        if (!isObject(message)) {
+          return {
+            type: 'protocol',
+            problem: 'INVALID_RESPONSE',
+            detail: 'an event of the stream is not a JSON-RPC message',
+          };
+        }
+        if (typeof message.method === 'string') {
+          // A request from the server: answer it so that it does not wait on us (a few per
+          // stream, so a hostile stream cannot make us flood it). Notifications are skipped.
+          if (message.id !== undefined && message.id !== null && answered < MAX_SERVER_REQUESTS_ANSWERED) {
+            answered++;
+            this.#answerServerRequest(ep, sessionId, message);
+          }
+          continue;
+        }
+        if (message.id === id) return toReply(message, id, res);
+        // An answer to another request of ours: not this one.
+      }
+      return {
+        type: 'protocol',
+        problem: 'NO_RESPONSE',
+        detail: `the stream ended without the answer to id ${id}`,
+      };
+    } catch (err) {
+      if (err instanceof SseLimitError) {
+        return { type: 'protocol', problem: 'SSE_LIMIT_EXCEEDED', detail: err.message };
+      }
+      throw err;
+    }
+  }
+
+  #answerServerRequest(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    request: Record<string, unknown>,
+  ): void {
+    const answer =
+      request.method === 'ping'
+        ? { jsonrpc: '2.0', id: request.id, result: {} }
+        : { jsonrpc: '2.0', id: request.id, error: { code: -32601, message: 'Method not found' } };
+    this.#post(ep, sessionId, JSON.stringify(answer));
+  }
+
+  /** Best effort, in the background: notifications and answers to server requests. */
+  #post(ep: McpEndpoint, sessionId: string | undefined, body: string): void {
+    this.#track(async () => {
+      const headers = await this.#headers(ep, sessionId);
+      const res = await this.#outbound.request(ep.url, {
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs: this.#notifyTimeoutMs,
+        maxBodyBytes: this.#maxBodyBytes,
+      });
+      await res.dump();
+    });
+  }
+
+  #cancel(ep: McpEndpoint, sessionId: string | undefined, requestId: number, reason: string): void {
+    this.#post(
+      ep,
+      sessionId,
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } }),
+    );
+  }
+
+  #track(task: () => Promise<void>): void {
+    const p = task().catch(() => undefined);
+    this.#background.add(p);
+    void p.finally(() => this.#background.delete(p));
+  }
+
+  /** Resolves once every best-effort message sent so far has settled. For tests and shutdown. */
+  async whenIdle(): Promise<void> {
+    while (this.#background.size > 0) await Promise.all([...this.#background]);
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  #timeout(ep: McpEndpoint, override?: number): number {
+    return override ?? ep.timeoutMs ?? this.#timeoutMs;
+  }
+
+  /** `initialize` + `notifications/initialized`. Throws like discovery does. */
+  async #handshake(ep: McpEndpoint, timeoutMs: number): Promise<Handshake> {
+    const id = this.#nextId++;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: this.#clientInfo },
+    });
+    let reply: Reply;
+    try {
+      reply = await this.#send(ep, undefined, id, body, timeoutMs);
+    } catch (err) {
+      throw transportError(err, 'initialize');
+    }
+    if (reply.type !== 'result') throw replyError(reply, 'initialize');
+    const result = reply.result;
+    if (!isObject(result) || typeof result.protocolVersion !== 'string') {
+      throw new McpClientError(
+        McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+        'initialize: the result has no protocolVersion',
+        {
+          reason: 'INVALID_RESPONSE',
+        },
+      );
+    }
+    const sessionHeader = reply.response.headers['mcp-session-id'];
+    let sessionId: string | undefined;
+    if (sessionHeader !== undefined) {
+      if (typeof sessionHeader !== 'string' || !SESSION_ID.test(sessionHeader)) {
+        throw new McpClientError(
+          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+          'initialize: the Mcp-Session-Id is not visible ASCII (0x21-0x7E); refused',
+          { reason: 'SESSION_ID_INVALID' },
+        );
+      }
+      sessionId = sessionHeader;
+    }
+    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
+      if (sessionId !== undefined) this.#delete(ep, sessionId);
+      throw new McpClientError(
+        McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+        `initialize: the server speaks protocol ${JSON.stringify(result.protocolVersion.slice(0, 40))}; we speak ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+        { protocolVersion: result.protocolVersion.slice(0, 40) },
+      );
+    }
+    let initialized: Exclude<Reply, { type: 'result' }> | null;
+    try {
+      initialized = await this.#notify(ep, sessionId, 'notifications/initialized', timeoutMs);
+    } catch (err) {
+      if (sessionId !== undefined) this.#delete(ep, sessionId);
+      throw err;
+    }
+    if (initialized !== null) {
+      if (sessionId !== undefined) this.#delete(ep, sessionId);
+      throw replyError(initialized, 'notifications/initialized');
+    }
+    return {
+      sessionId,
+      result: {
+        protocolVersion: result.protocolVersion,
+        serverInfo: isObject(result.serverInfo) ? (result.serverInfo as JsonObject) : {},
+        capabilities: isObject(result.capabilities) ? (result.capabilities as JsonObject) : {},
+        instructions: typeof result.instructions === 'string' ? result.instructions : null,
+      },
+    };
+  }
+
+  /** Sends a notification and waits for its 202 (or a 200 with a body). Null when accepted. */
+  async #notify(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    method: string,
+    timeoutMs: number,
+  ): Promise<Exclude<Reply, { type: 'result' }> | null> {
+    try {
+      const headers = await this.#headers(ep, sessionId);
+      const res = await this.#outbound.request(ep.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', method }),
+        timeoutMs,
+        maxBodyBytes: this.#maxBodyBytes,
+      });
+      if (res.status >= 200 && res.status < 300) {
+        await res.dump();
+        return null;
+      }
+      return {
+        type: 'http',
+        status: res.status,
+        bodyExcerpt: await readExcerpt(res),
+        wwwAuthenticate: headerValue(res, 'www-authenticate'),
+      };
+    } catch (err) {
+      throw transportError(err, method);
+    }
+  }
+
+  /** Ends a session on the server, best effort, in the background. A 405 is fine. */
+  #delete(ep: McpEndpoint, sessionId: string): void {
+    this.#track(() => this.#deleteNow(ep, sessionId));
+  }
+
+  async #deleteNow(ep: McpEndpoint, sessionId: string): Promise<void> {
+    try {
+      const headers = await this.#headers(ep, sessionId);
+      delete headers['content-type'];
+      const res = await this.#outbound.request(ep.url, {
+        method: 'DELETE',
+        headers,
+        timeoutMs: this.#notifyTimeoutMs,
+        maxBodyBytes: this.#maxBodyBytes,
+      });
+      await res.dump();
+    } catch {
+      // Best effort: an undeleted session expires on the server.
+    }
+  }
+
+  /**
+   * Returns a usable session id for the connection (or `undefined` for a server without
+   * sessions), running at most one handshake at a time per connection. `stale` is the id the
+   * caller just saw refused: if another call already replaced it, that replacement is used.
+   */
+  #ensureSession(ep: McpEndpoint, stale: string | undefined, timeoutMs: number): Promise<string | undefined> {
+    let state = this.#sessions.get(ep.id);
+    if (state?.pending) return state.pending;
+    if (state?.ready && state.sessionId !== stale) return Promise.resolve(state.sessionId);
+    if (!state) {
+      state = { sessionId: undefined, ready: false, pending: null };
+      this.#sessions.set(ep.id, state);
+    }
+    const s = state;
+    s.ready = false;
+    s.sessionId = undefined;
+    s.pending = this.#handshake(ep, timeoutMs).then(
+      (hs) => {
+        s.sessionId = hs.sessionId;
+        s.ready = true;
+        s.pending = null;
+        return hs.sessionId;
+      },
+      (err: unknown) => {
+        s.pending = null;
+        throw err;
+      },
+    );
+    return s.pending;
+  }
+
+  /** Runs `initialize` and keeps the session for this connection's later calls. */
+  async initialize(ep: McpEndpoint): Promise<InitializeResult> {
+    const hs = await this.#handshake(ep, this.#timeout(ep));
+    const previous = this.#sessions.get(ep.id);
+    if (previous?.ready && previous.sessionId !== undefined && previous.sessionId !== hs.sessionId) {
+      this.#delete(ep, previous.sessionId);
+    }
+    this.#sessions.set(ep.id, { sessionId: hs.sessionId, ready: true, pending: null });
+    return hs.result;
+  }
+
+  /** Drops this process's session for a connection, without telling the server. */
+  forgetSession(connectionId: string): void {
+    this.#sessions.delete(connectionId);
+  }
+
+  /** DELETEs this process's session for a connection (best effort) and forgets it. */
+  async endSession(ep: McpEndpoint): Promise<void> {
+    const state = this.#sessions.get(ep.id);
+    this.#sessions.delete(ep.id);
+    if (state?.ready && state.sessionId !== undefined) await this.#deleteNow(ep, state.sessionId);
+  }
+
+  // ---------------------------------------------------------------- discovery
+
+  async #listAll(ep: McpEndpoint, sessionId: string | undefined, deadline: number): Promise<ListToolsResult> {
+    const collector = new ToolCollector(this.#maxTools);
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let pages = 1; ; pages++) {
+      const remaining = Math.floor(deadline - performance.now());
+      if (remaining <= 0) {
+        throw new McpClientError(
+          McpErrorCode.TIMEOUT,
+          `tools/list: discovery ran out of time after ${pages - 1} pages`,
+          {
+            timeoutMs: this.#discoveryTimeoutMs,
+          },
+        );
+      }
+      const id = this.#nextId++;
+      const params = cursor === undefined ? {} : { cursor };
+      const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params });
+      let reply: Reply;
+      try {
+        reply = await this.#send(ep, sessionId, id, body, Math.min(this.#timeout(ep), remaining));
+      } catch (err) {
+        throw transportError(err, 'tools/list');
+      }
+      if (reply.type !== 'result') throw replyError(reply, 'tools/list');
+      const result = reply.result;
+      if (!isObject(result) || !Array.isArray(result.tools)) {
+        throw new McpClientError(
+          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+          'tools/list: the result has no tools array',
+          {
+            reason: 'INVALID_RESPONSE',
+          },
+        );
+      }
+      const next = result.nextCursor;
+      if (next !== undefined && next !== null && typeof next !== 'string') {
+        throw new McpClientError(
+          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+          'tools/list: nextCursor is not a string',
+          {
+            reason: 'INVALID_RESPONSE',
+          },
+        );
+      }
+      collector.add(result.tools);
+      const done = (stopReason: ListStopReason): ListToolsResult => ({
+        tools: collector.tools,
+        skipped: collector.skipped,
+        stopReason,
+        pages,
+      });
+      // Absent or null ends the listing; an empty string is a cursor like any other.
+      if (next === undefined || next === null)
+        return done(
+          collector.full && collector.skipped.some((s) => s.reason === 'TOOL_LIMIT') ? 'TOOL_LIMIT' : 'END',
+        );
+      if (collector.full) return done('TOOL_LIMIT');
+      if (cursors.has(next)) return done('REPEATED_CURSOR');
+      if (pages >= this.#maxPages) return done('PAGE_LIMIT');
+      cursors.add(next);
+      cursor = next;
+    }
+  }
+
+  /**
+   * Lists every tool with this process's session for the connection, running `initialize` first
+   * when there is none. Throws `McpClientError` or a refusal's `OutboundError`.
+   */
+  async listTools(ep: McpEndpoint): Promise<ListToolsResult> {
+    const deadline = performance.now() + this.#discoveryTimeoutMs;
+    const state = this.#sessions.get(ep.id);
+    let sessionId =
+      state?.ready && !state.pending
+        ? state.sessionId
+        : await this.#ensureSession(ep, undefined, this.#timeout(ep));
+    try {
+      return await this.#listAll(ep, sessionId, deadline);
+    } catch (err) {
+      const status = err instanceof McpClientError ? err.data.status : undefined;
+      if (status !== 400 && status !== 404) throw err;
+      // The held session is gone: one new handshake, one more try.
+      sessionId = await this.#ensureSession(ep, sessionId, this.#timeout(ep));
+      return this.#listAll(ep, sessionId, deadline);
+    }
+  }
+
+  /**
+   * A whole discovery with a session of its own: `initialize`, every page of `tools/list`, then
+   * DELETE of the session (a 405 is fine). Never touches the sessions that calls use. Throws
+   * `McpClientError` or a refusal's `OutboundError`.
+   */
+  async discover(ep: McpEndpoint): Promise<DiscoverResult> {
+    const deadline = performance.now() + this.#discoveryTimeoutMs;
+    const hs = await this.#handshake(ep, Math.min(this.#timeout(ep), this.#discoveryTimeoutMs));
+    try {
+      const listing = await this.#listAll(ep, hs.sessionId, deadline);
+      return { initialize: hs.result, ...listing };
+    } finally {
+      if (hs.sessionId !== undefined) await this.#deleteNow(ep, hs.sessionId);
+    }
+  }
+
+  // ---------------------------------------------------------------- turn path
+
+  /**
+   * Calls one tool. Never throws for an upstream problem: every failure is an outcome. See the
+   * module comment for the session and retry rules.
+   */
+  async callTool(
+    ep: McpEndpoint,
+    name: string,
+    args: JsonObject,
+    options: CallToolOptions,
+  ): Promise<CallToolOutcome> {
+    const started = performance.now();
+    const timeoutMs = this.#timeout(ep, options.timeoutMs);
+    const { signal } = options;
+    const retrySafe = options.risk === 'READ' || options.idempotent;
+    const params = JSON.stringify({ name, arguments: args });
+    let attempts = 0;
+    let sessionRetried = false;
+    let failureRetried = false;
+    const state = this.#sessions.get(ep.id);
+    let sessionId = state?.ready ? state.sessionId : undefined;
+
+    for (;;) {
+      attempts++;
+      const id = this.#nextId++;
+      const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`;
+      let reply: Reply;
+      try {
+        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal);
+      } catch (err) {
+        if (err instanceof AuthHeadersFailed) {
+          return withBase(
+            {
+              kind: 'auth_required',
+              wwwAuthenticate: null,
+              message: 'credentials for the tool server could not be obtained',
+            },
+            attempts,
+            started,
+          );
+        }
+        const failure =
+          err instanceof OutboundError
+            ? err
+            : new OutboundError(OutboundErrorCode.TRANSPORT_ERROR, 'the call failed unexpectedly', {
+                reachedServer: true,
+                cause: err,
+              });
+        if (failure.reachedServer)
+          this.#cancel(
+            ep,
+            sessionId,
+            id,
+            failure.code === OutboundErrorCode.ABORTED ? 'cancelled' : 'abandoned',
+          );
+        switch (failure.code) {
+          case OutboundErrorCode.ABORTED:
+            return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, attempts, started);
+          case OutboundErrorCode.TIMEOUT:
+            if (retrySafe && !failureRetried) {
+              failureRetried = true;
+              continue;
+            }
+            return withBase(
+              {
+                kind: 'timeout',
+                timeoutMs,
+                message: `the tool server did not answer within ${timeoutMs} ms`,
+              },
+              attempts,
+              started,
+            );
+          case OutboundErrorCode.CONNECT_FAILED:
+          case OutboundErrorCode.TRANSPORT_ERROR:
+            // A WRITE is repeated only when the request provably never reached the server.
+            if (!failureRetried && (retrySafe || !failure.reachedServer)) {
+              failureRetried = true;
+              continue;
+            }
+            return withBase(
+              {
+                kind: 'transport_error',
+                code: failure.code,
+                reachedServer: failure.reachedServer,
+                message: failure.message,
+              },
+              attempts,
+              started,
+            );
+          default:
+            return withBase(
+              {
+                kind: 'transport_error',
+                code: failure.code,
+                reachedServer: failure.reachedServer,
+                message: failure.message,
+              },
+              attempts,
+              started,
+            );
+        }
+      }
+
+      switch (reply.type) {
+        case 'result':
+          return withBase(this.#toolResult(reply.result), attempts, started);
+        case 'rpc_error':
+          return withBase(
+            {
+              kind: 'protocol_error',
+              code: 'JSONRPC_ERROR',
+              rpcError: reply.error,
+              message: `the tool server returned JSON-RPC error ${reply.error.code}`,
+            },
+            attempts,
+            started,
+          );
+        case 'protocol':
+          return withBase(
+            { kind: 'protocol_error', code: reply.problem, rpcError: null, message: reply.detail },
+            attempts,
+            started,
+          );
+        case 'http': {
+          if ((reply.status === 400 || reply.status === 404) && !sessionRetried) {
+            // The server wants a session, or ours ended: one handshake (shared), then one retry.
+            sessionRetried = true;
+            try {
+              sessionId = await raceSignal(this.#ensureSession(ep, sessionId, timeoutMs), signal);
+            } catch (err) {
+              return withBase(this.#handshakeFailure(err), attempts, started);
+            }
+            continue;
+          }
+          if (reply.status === 401) {
+            return withBase(
+              {
+                kind: 'auth_required',
+                wwwAuthenticate: reply.wwwAuthenticate,
+                message: 'the tool server requires authorization (HTTP 401)',
+              },
+              attempts,
+              started,
+            );
+          }
+          return withBase(
+            {
+              kind: 'http_error',
+              status: reply.status,
+              bodyExcerpt: reply.bodyExcerpt,
+              message: `the tool server answered HTTP ${reply.status}`,
+            },
+            attempts,
+            started,
+          );
+        }
+      }
+    }
+  }
+
+  #toolResult(result: unknown): OutcomeBody {
+    if (!isObject(result) || (result.content !== undefined && !Array.isArray(result.content))) {
+      return {
+        kind: 'protocol_error',
+        code: 'INVALID_RESPONSE',
+        rpcError: null,
+        message: 'the tools/call result is not an object with a content array',
+      };
+    }
+    return {
+      kind: result.isError === true ? 'tool_error' : 'success',
+      content: (result.content ?? []) as JsonValue[],
+      structuredContent: isObject(result.structuredContent) ? (result.structuredContent as JsonObject) : null,
+    };
+  }
+
+  /** Maps a failed session handshake inside a call to an outcome (without the base fields). */
+  #handshakeFailure(err: unknown): OutcomeBody {
+    if (err instanceof OutboundError) {
+      if (err.code === OutboundErrorCode.ABORTED)
+        return { kind: 'cancelled', message: 'the call was cancelled' };
+      return {
+        kind: 'transport_error',
+        code: err.code,
+        reachedServer: err.reachedServer,
+        message: `initialize: ${err.message}`,
+      };
+    }
+    if (err instanceof McpClientError) {
+      const d = err.data;
+      switch (err.code) {
+        case McpErrorCode.AUTH_REQUIRED:
+          return {
+            kind: 'auth_required',
+            wwwAuthenticate: (d.wwwAuthenticate as string | null) ?? null,
+            message: err.message,
+          };
+        case McpErrorCode.UPSTREAM_HTTP_ERROR:
+          return {
+            kind: 'http_error',
+            status: d.status as number,
+            bodyExcerpt: d.bodyExcerpt as string,
+            message: err.message,
+          };
+        case McpErrorCode.TIMEOUT:
+          return { kind: 'timeout', timeoutMs: d.timeoutMs as number, message: err.message };
+        case McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+          return {
+            kind: 'protocol_error',
+            code: 'UNSUPPORTED_PROTOCOL_VERSION',
+            rpcError: null,
+            message: err.message,
+          };
+        case McpErrorCode.UPSTREAM_PROTOCOL_ERROR:
+          return {
+            kind: 'protocol_error',
+            code: d.reason as ProtocolProblem,
+            rpcError: (d.rpcError as RpcErrorInfo | undefined) ?? null,
+            message: err.message,
+          };
+        case McpErrorCode.UPSTREAM_UNAVAILABLE: {
+          const cause = err.cause instanceof OutboundError ? err.cause : null;
+          return {
+            kind: 'transport_error',
+            code: cause?.code ?? OutboundErrorCode.TRANSPORT_ERROR,
+            reachedServer: cause?.reachedServer ?? true,
+            message: err.message,
+          };
+        }
+      }
+    }
+    return {
+      kind: 'transport_error',
+      code: OutboundErrorCode.TRANSPORT_ERROR,
+      reachedServer: true,
+      message: 'initialize failed unexpectedly',
+    };
+  }
+}
