@@ -1,0 +1,221 @@
+/**
+ * Finds out how to sign in to an MCP server (I/O; the rules are in `metadata.ts` and
+ * `challenge.ts`), following protocol 2025-06-18 basic/authorization.mdx:
+ *
+ * 1. Ask the endpoint without credentials (an `initialize` POST). A 401 carries
+ *    `WWW-Authenticate: Bearer resource_metadata="…"`.
+ * 2. Fetch the protected-resource metadata (RFC 9728) from there; if the header names none, or it
+ *    fails, probe the well-known addresses (path-aware first, then root).
+ * 3. Fetch the metadata of its first authorization server: RFC 8414, then OpenID discovery. The
+ *    `issuer` must match (oauth4webapi checks it).
+ *
+ * Everything goes through the outbound client. Errors are `OAuthError`s a person can act on.
+ */
+import * as oauth from 'oauth4webapi';
+import { isOutboundError, type OutboundClient } from '../http/outbound.js';
+import { MCP_PROTOCOL_VERSION } from '../mcp/client.js';
+import { bearerChallenge, type BearerChallenge } from './challenge.js';
+import { OAuthError, OAuthErrorCode } from './errors.js';
+import type { OAuthFetch } from './fetch.js';
+import {
+  authorizationServerMetadataUrls,
+  protectedResourceMetadataUrls,
+  resourceCoversEndpoint,
+  selectScopes,
+  supportsS256,
+} from './metadata.js';
+
+/** Body cap of the probe's answer, which we only read the headers of. */
+const PROBE_MAX_BODY_BYTES = 64 * 1024; // 64 KiB
+
+export interface AuthorizationTarget {
+  /** The RFC 8707 resource indicator: the `resource` the server's metadata names. */
+  resource: string;
+  resourceMetadataUrl: string;
+  issuer: string;
+  server: oauth.AuthorizationServer;
+  /** Space-separated scopes to request, or null for the server's default. */
+  scope: string | null;
+  /** The 401 challenge, if the endpoint answered with one. */
+  challenge: BearerChallenge | null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the server';
+  }
+}
+
+/** Options every oauth4webapi call gets: our fetch, and http allowed (the outbound client decides). */
+export function transportOptions(fetch: OAuthFetch): {
+  [oauth.customFetch]: OAuthFetch;
+  [oauth.allowInsecureRequests]: boolean;
+} {
+  return {
+    [oauth.customFetch]: fetch,
+    // oauth4webapi refuses http:// on its own; the outbound client already enforces https except
+    // for allow-listed hosts (and loopback in dev and test), which must keep working here too.
+    [oauth.allowInsecureRequests]: true,
+  };
+}
+
+/** Step 1: the endpoint's 401 challenge, or null when it answered otherwise. */
+export async function probeChallenge(
+  outbound: OutboundClient,
+  endpointUrl: string,
+): Promise<BearerChallenge | null> {
+  let res;
+  try {
+    res = await outbound.request(endpointUrl, {
+      method: 'POST',
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: MCP_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 'connected-tools', version: '0.1.0' },
+        },
+      }),
+      maxBodyBytes: PROBE_MAX_BODY_BYTES,
+    });
+  } catch (err) {
+    throw new OAuthError(
+      OAuthErrorCode.SERVER_UNREACHABLE,
+      isOutboundError(err)
+        ? `the MCP server could not be asked: ${err.message}`
+        : 'the MCP server could not be asked',
+      { field: ['input', 'connectionId'], cause: isOutboundError(err) ? err : undefined },
+    );
+  }
+  const raw = res.headers['www-authenticate'];
+  await res.dump();
+  if (res.status !== 401) return null;
+  return bearerChallenge(Array.isArray(raw) ? raw.join(', ') : raw);
+}
+
+/** Step 2: the protected-resource metadata, from the challenge's address or the well-known ones. */
+async function fetchResourceMetadata(
+  fetch: OAuthFetch,
+  endpointUrl: string,
+  challenge: BearerChallenge | null,
+): Promise<{ url: string; metadata: Record<string, unknown> }> {
+  const candidates = [
+    ...new Set([
+      ...(challenge?.resourceMetadata ? [challenge.resourceMetadata] : []),
+      ...protectedResourceMetadataUrls(endpointUrl),
+    ]),
+  ];
+  for (const url of candidates) {
+    let body: unknown;
+    try {
+      const res = await fetch(url, { method: 'GET', headers: { accept: 'application/json' } });
+      if (res.status !== 200) continue;
+      body = await res.json();
+    } catch {
+      continue; // refused, unreachable or not JSON: the next address may still answer
+    }
+    if (!isObject(body) || typeof body.resource !== 'string' || !Array.isArray(body.authorization_servers))
+      continue;
+    if (!resourceCoversEndpoint(body.resource, endpointUrl)) {
+      throw new OAuthError(
+        OAuthErrorCode.RESOURCE_MISMATCH,
+        `the protected-resource metadata at ${hostOf(url)} is for another resource than this connection's endpoint`,
+        { field: ['input', 'connectionId'] },
+      );
+    }
+    return { url, metadata: body };
+  }
+  throw new OAuthError(
+    OAuthErrorCode.OAUTH_NOT_ADVERTISED,
+    `${hostOf(endpointUrl)} does not advertise an OAuth sign-in (no protected-resource metadata was found)`,
+    { field: ['input', 'connectionId'] },
+  );
+}
+
+/** Step 3: the authorization server's metadata, RFC 8414 first, then OpenID discovery. */
+async function fetchServerMetadata(fetch: OAuthFetch, issuer: string): Promise<oauth.AuthorizationServer> {
+  const expected = new URL(issuer);
+  for (const url of authorizationServerMetadataUrls(issuer)) {
+    let server: oauth.AuthorizationServer;
+    try {
+      const res = await fetch(url, { method: 'GET', headers: { accept: 'application/json' } });
+      server = await oauth.processDiscoveryResponse(expected, res);
+    } catch {
+      continue;
+    }
+    if (typeof server.authorization_endpoint !== 'string' || typeof server.token_endpoint !== 'string') {
+      throw new OAuthError(
+        OAuthErrorCode.AUTHORIZATION_SERVER_UNAVAILABLE,
+        `the authorization server ${expected.host} lists no authorization or token endpoint`,
+        { field: ['input', 'connectionId'] },
+      );
+    }
+    const responseTypes = server.response_types_supported;
+    if (
+      !supportsS256(server.code_challenge_methods_supported) ||
+      (Array.isArray(responseTypes) && !responseTypes.includes('code'))
+    ) {
+      throw new OAuthError(
+        OAuthErrorCode.FLOW_UNSUPPORTED,
+        `the authorization server ${expected.host} does not offer the authorization code flow with PKCE S256`,
+        { field: ['input', 'connectionId'] },
+      );
+    }
+    return server;
+  }
+  throw new OAuthError(
+    OAuthErrorCode.AUTHORIZATION_SERVER_UNAVAILABLE,
+    `no authorization-server metadata was found for ${expected.host}`,
+    { field: ['input', 'connectionId'] },
+  );
+}
+
+/** Steps 1–3. Throws `OAuthError`. */
+export async function discoverAuthorization(
+  outbound: OutboundClient,
+  fetch: OAuthFetch,
+  endpointUrl: string,
+): Promise<AuthorizationTarget> {
+  const challenge = await probeChallenge(outbound, endpointUrl);
+  const { url, metadata } = await fetchResourceMetadata(fetch, endpointUrl, challenge);
+  const servers = (metadata.authorization_servers as unknown[]).filter(
+    (s): s is string => typeof s === 'string',
+  );
+  const issuer = servers.find((s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'https:' || u.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  });
+  if (issuer === undefined) {
+    throw new OAuthError(
+      OAuthErrorCode.AUTHORIZATION_SERVER_UNAVAILABLE,
+      `the protected-resource metadata at ${hostOf(url)} names no usable authorization server`,
+      { field: ['input', 'connectionId'] },
+    );
+  }
+  const server = await fetchServerMetadata(fetch, issuer);
+  return {
+    resource: metadata.resource as string,
+    resourceMetadataUrl: url,
+    issuer: server.issuer,
+    server,
+    scope: selectScopes(challenge?.scope ?? null, metadata.scopes_supported),
+    challenge,
+  };
+}
