@@ -23,11 +23,12 @@ export function ormConfig(options: OrmOptions): Options {
       transactional: true,
       allOrNothing: true,
       snapshot: false,
+      silent: true,
     },
     pool: { min: 0, max: options.poolMax ?? 10 },
-    // Statements are logged through onQuery only; MikroORM's own logger would print parameters.
-    debug: options.onQuery ? ['query'] : false,
-    logger: (message: string) => options.onQuery?.(message),
+    // MikroORM's own query logger formats every statement with its parameters: too slow, and it
+    // would print secrets. Statements are counted from knex's 'query' event instead (openOrm).
+    debug: false,
     forceUtcTimezone: true,
     ensureDatabase: false,
     allowGlobalContext: false,
@@ -35,7 +36,15 @@ export function ormConfig(options: OrmOptions): Options {
 }
 
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
-  return MikroORM.init(ormConfig(options));
+  const orm = await MikroORM.init(ormConfig(options));
+  const onQuery = options.onQuery;
+  if (onQuery) {
+    orm.em
+      .getConnection()
+      .getKnex()
+      .on('query', (q: { sql: string }) => onQuery(q.sql));
+  }
+  return orm;
 }
 
 /** Applies pending migrations; returns the names applied. */

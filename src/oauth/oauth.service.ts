@@ -32,7 +32,7 @@ import {
   ConnectionStatus,
   CredentialKind,
 } from '../connections/connection.entity.js';
-import { Notifier } from '../db/notifier.js';
+import { announceToolChange } from '../turns/cache-signal.js';
 import { DiscoveryOutcome, DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
 import { toGlobalId } from '../graphql/node.js';
 import { isOutboundError } from '../http/outbound.js';
@@ -943,7 +943,7 @@ export class OAuthService {
   /** Tells every instance the connection changed (status, credential). Best effort. */
   async #publish(connectionId: string, workspaceId: string): Promise<void> {
     try {
-      await Notifier.publishCache(this.#services.orm.em.getConnection(), {
+      await announceToolChange(this.#services, this.#services.orm.em.getConnection(), {
         kind: 'connection',
         id: connectionId,
         workspaceId,

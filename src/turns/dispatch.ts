@@ -6,9 +6,10 @@
  * timeout or a transport failure; a WRITE only when the first request provably never reached the
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
-import { ConnectionKind } from '../connections/connection.entity.js';
+import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
 import { credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
 import { isOutboundError } from '../http/outbound.js';
+import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
@@ -109,9 +110,54 @@ export async function dispatch(
     );
   }
   if (op.connection.kind === ConnectionKind.OPENAPI) return callOpenApi(services, op, tool, args);
-  const outcome = await services.mcp.callTool(mcpEndpoint(services, op.connection), op.name, args, {
+  let outcome = await services.mcp.callTool(mcpEndpoint(services, op.connection), op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
   });
+  if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
+    outcome = await retryWithRenewedToken(services, op, args, outcome);
+  }
   return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars);
+}
+
+/**
+ * A 401 on a signed-in connection: renew the token once (or take a renewal another call already
+ * made) and retry. A second 401 means the sign-in is gone: the connection needs sign-in, and the
+ * operator sees it. The server refused the first request, so repeating it cannot double a side effect.
+ */
+async function retryWithRenewedToken(
+  services: Services,
+  op: CachedOperation,
+  args: JsonObject,
+  first: CallToolOutcome,
+): Promise<CallToolOutcome> {
+  const oauth = services.oauth;
+  const connectionId = op.connection.id;
+  let renewed: Record<string, string>;
+  try {
+    renewed = await oauth.renewAfterRejection(connectionId, await oauth.authHeaders(connectionId));
+  } catch (err) {
+    services.logger.info(
+      { connectionId, code: (err as { code?: string }).code },
+      'token renewal after a 401 failed',
+    );
+    return first;
+  }
+  const endpoint = { ...mcpEndpoint(services, op.connection), getAuthHeaders: async () => renewed };
+  const second = await services.mcp.callTool(endpoint, op.name, args, {
+    risk: op.risk,
+    idempotent: op.idempotent,
+  });
+  if (second.kind === 'auth_required') {
+    await oauth
+      .markNeedsSignIn(connectionId)
+      .catch((err: unknown) =>
+        services.logger.warn({ err, connectionId }, 'could not mark the connection as needing sign-in'),
+      );
+  }
+  return {
+    ...second,
+    attempts: first.attempts + second.attempts,
+    durationMs: first.durationMs + second.durationMs,
+  };
 }

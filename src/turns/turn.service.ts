@@ -35,6 +35,8 @@ interface TurnState {
   /** Declared name → operation id. */
   map: Record<string, string>;
   builtIns: Set<string>;
+  /** finishTurn was called (on this instance, or before this instance loaded the turn). */
+  finished: boolean;
 }
 
 export interface BeginTurnResult {
@@ -63,7 +65,7 @@ select e.seq, ${NOTIFY} from e`;
 
 const CALL_START_SQL = `
 with s as (
-  update turn set call_seq = call_seq + 1 where id = ? and finished_at is null
+  update turn set call_seq = call_seq + 1 where id = ?
   returning id, call_seq, workspace_id, assistant_id, conversation_id
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
@@ -152,6 +154,7 @@ export class TurnService {
       builtIns: new Set(
         tools.declared.filter((t) => resolveDeclaredName(tools.map, t.name) === undefined).map((t) => t.name),
       ),
+      finished: false,
     });
     return { turnId, tools: tools.declared };
   }
@@ -159,18 +162,15 @@ export class TurnService {
   async #turn(principal: Principal, turnId: string): Promise<TurnState> {
     let state = this.#turns.get(turnId);
     if (!state) {
-      const rows = await this.#orm.em
-        .getConnection()
-        .execute<
-          {
-            assistant_id: string;
-            workspace_id: string;
-            conversation_id: string;
-            declared_tools: DeclaredToolRecord[];
-          }[]
-        >('select assistant_id, workspace_id, conversation_id, declared_tools from turn where id = ?', [
-          turnId,
-        ]);
+      const rows = await this.#orm.em.getConnection().execute<
+        {
+          assistant_id: string;
+          workspace_id: string;
+          conversation_id: string;
+          declared_tools: DeclaredToolRecord[];
+          finished_at: Date | null;
+        }[]
+      >('select assistant_id, workspace_id, conversation_id, declared_tools, finished_at from turn where id = ?', [turnId]);
       const row = rows[0];
       if (!row) throw notFound('turn');
       const map: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -186,6 +186,7 @@ export class TurnService {
         conversationId: row.conversation_id,
         map,
         builtIns,
+        finished: row.finished_at !== null,
       };
       this.#remember(state);
     }
@@ -220,22 +221,20 @@ export class TurnService {
       );
     }
 
+    if (turn.finished)
+      early = failure(CallStatus.UNAVAILABLE, 'This turn has finished; start a new turn to call tools.');
+
+    // The CALL_STARTED statement runs while the tool works: its latency hides behind the call's.
     const callId = uuidv7();
-    const startRows = await this.#orm.em
+    const startP = this.#orm.em
       .getConnection()
       .execute<{ call_seq: number }[]>(CALL_START_SQL, [
         turnId,
         callId,
         JSON.stringify({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
-      ]);
-    const seq = startRows[0]?.call_seq ?? null;
-    if (seq === null) {
-      return {
-        ...failure(CallStatus.UNAVAILABLE, 'This turn has finished; start a new turn to call tools.'),
-        callId: null,
-        seq: null,
-      };
-    }
+      ])
+      .then((rows) => rows[0]?.call_seq ?? null);
+    startP.catch(() => undefined); // observed below; never an unhandled rejection
 
     let result: CallResult;
     try {
@@ -248,10 +247,22 @@ export class TurnService {
         `The call to ${name} failed inside the platform. Nothing more is known; the team will check.`,
       );
     }
+    let seq: number | null;
+    try {
+      seq = await startP;
+    } catch (err) {
+      // The database is unreachable: the model still gets its result; the record is lost and logged.
+      this.services.logger.error(
+        { err, turnId, name, status: result.status },
+        'could not record a tool call',
+      );
+      return { ...result, callId: null, seq: null };
+    }
+    if (seq === null) return { ...result, callId: null, seq: null };
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = op?.risk === 'WRITE';
     const argsJson = JSON.stringify(args);
-    await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, [
+    const finishP = this.#orm.em.getConnection().execute(CALL_FINISH_SQL, [
       // turn_call
       callId,
       turnId,
@@ -296,13 +307,22 @@ export class TurnService {
         message: result.message,
       }),
     ]);
+    try {
+      await finishP;
+    } catch (err) {
+      this.services.logger.error(
+        { err, turnId, name, status: result.status },
+        'could not record a tool call',
+      );
+    }
     return { ...result, durationMs, callId, seq };
   }
 
   async finish(principal: Principal, turnId: string): Promise<boolean> {
     await this.#turn(principal, turnId);
     const rows = await this.#orm.em.getConnection().execute<unknown[]>(FINISH_SQL, [turnId]);
-    this.#turns.delete(turnId);
+    const state = this.#turns.get(turnId);
+    if (state) state.finished = true;
     return rows.length > 0;
   }
 }
