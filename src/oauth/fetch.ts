@@ -3,8 +3,8 @@
  * `[customFetch]` option: metadata, registration and token requests then get the same address
  * checks, deadline and body cap as every other outbound request (DESIGN.md rule 9).
  *
- * oauth4webapi asks for `redirect: 'manual'`; we follow none (`maxRedirects: 0`), so a redirect
- * fails as `REDIRECT_REFUSED` rather than being handed back. A failure rejects with the
+ * oauth4webapi asks for `redirect: 'manual'`; we follow none (`maxRedirects: 0`): a 3xx comes back
+ * as it is, and oauth4webapi treats it as the failure it is. A failure rejects with the
  * `OutboundError`, whose message names the host only.
  */
 import type { OutboundClient } from '../http/outbound.js';
