@@ -8,15 +8,13 @@
  * this process's CPU time per call (the client's own cost, event-loop wake-ups included). Goal: callTool within 1.2x of the bare
  * POST, and ahead of the SDK client.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent } from 'undici';
 import { OutboundClient } from '../src/http/outbound.js';
 import { McpClient, type McpEndpoint } from '../src/mcp/client.js';
+import { startPeerProcess } from './support.js';
 
 const CONCURRENCY = 32;
 const WARMUP_CALLS = 320;
@@ -25,37 +23,12 @@ const BATCHES = 40;
 const SEQUENTIAL_BATCH = 15; // calls
 const CONCURRENT_BATCH = 64; // calls: 2 per worker
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-
 interface Sample {
   wallUs: number;
   cpuUs: number;
 }
 
 type Call = () => Promise<void>;
-
-async function startPeer(): Promise<{ url: string; child: ChildProcess }> {
-  const script = `
-    const { startSdkServer } = await import('./test/support/mcp-servers.ts');
-    const s = await startSdkServer({ stateful: false, json: true, record: false,
-      tools: [{ name: 'echo', description: 'Echoes', annotations: { readOnlyHint: true } }] });
-    process.stdout.write(s.url + '\\n');
-    process.on('SIGTERM', () => { void s.close().then(() => process.exit(0)); });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl !== -1) resolve(out.slice(0, nl).trim());
-    });
-    child.once('exit', (code) => reject(new Error(`peer exited with ${code}`)));
-  });
-  return { url, child };
-}
 
 async function measure(call: Call, calls: number, concurrency: number): Promise<Sample> {
   const perWorker = Math.ceil(calls / concurrency);
@@ -85,7 +58,8 @@ function row(label: string, s: Sample, base: Sample): string {
 }
 
 export async function run(): Promise<void> {
-  const { url, child } = await startPeer();
+  const peer = await startPeerProcess(1);
+  const url = peer.url;
   const target = new URL(url);
   const args = { text: 'hello' };
 
@@ -107,7 +81,7 @@ export async function run(): Promise<void> {
         jsonrpc: '2.0',
         id: bareId++,
         method: 'tools/call',
-        params: { name: 'echo', arguments: args },
+        params: { name: 'tool_0', arguments: args },
       }),
     });
     const body = (await res.body.json()) as { result?: unknown };
@@ -118,7 +92,7 @@ export async function run(): Promise<void> {
   const mcp = new McpClient(outbound);
   const ep: McpEndpoint = { id: 'bench', url, auth: { kind: 'none' } };
   const ours: Call = async () => {
-    const outcome = await mcp.callTool(ep, 'echo', args, { risk: 'READ', idempotent: false });
+    const outcome = await mcp.callTool(ep, 'tool_0', args, { risk: 'READ', idempotent: false });
     if (outcome.kind !== 'success') throw new Error(`callTool failed: ${outcome.kind}`);
   };
 
@@ -128,7 +102,7 @@ export async function run(): Promise<void> {
   const sdk = new Client({ name: 'bench', version: '0.0.0' });
   await sdk.connect(new StreamableHTTPClientTransport(target));
   const official: Call = async () => {
-    const result = await sdk.callTool({ name: 'echo', arguments: args });
+    const result = await sdk.callTool({ name: 'tool_0', arguments: args });
     if (result.isError === true) throw new Error('SDK call failed');
   };
 
@@ -169,6 +143,6 @@ export async function run(): Promise<void> {
     await sdk.close();
     await agent.close();
     await outbound.close();
-    child.kill('SIGTERM');
+    await peer.stop();
   }
 }

@@ -4,6 +4,7 @@
  */
 import { checkUrl, type UrlPolicy } from '../http/url-policy.js';
 import { CredentialKind } from './connection.entity.js';
+import { TRANSPORT_HEADER_NAMES } from './headers.js';
 
 export interface FieldProblem {
   field: string[];
@@ -17,20 +18,6 @@ export const MAX_KEY_LENGTH = 8192;
 export const MIN_TIMEOUT_MS = 100;
 export const MAX_TIMEOUT_MS = 60_000;
 
-/** Headers the transport sets itself; a credential may not name them (tool contract page). */
-export const RESERVED_HEADERS = new Set([
-  'accept',
-  'content-type',
-  'content-length',
-  'host',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'transfer-encoding',
-  'connection',
-  'cookie',
-  'user-agent',
-]);
-
 const HEADER_NAME = /^[A-Za-z0-9-]{1,128}$/;
 const SLUG = /^[a-z0-9](?:[a-z0-9_]{0,62}[a-z0-9])?$/;
 
@@ -42,7 +29,7 @@ export function checkHeaderName(name: string, field: string[]): FieldProblem | n
       message: 'a header name may contain only letters, digits and hyphens (1–128)',
     };
   }
-  if (RESERVED_HEADERS.has(name.toLowerCase())) {
+  if (TRANSPORT_HEADER_NAMES.has(name.toLowerCase())) {
     return {
       field,
       code: 'HEADER_NAME_RESERVED',

@@ -27,6 +27,7 @@
  * `REDIRECT_REFUSED`, `BODY_TOO_LARGE`) as it is.
  */
 import { performance } from 'node:perf_hooks';
+import { TRANSPORT_HEADER_NAMES } from '../connections/headers.js';
 import { AppError } from '../errors.js';
 import {
   OutboundError,
@@ -67,28 +68,6 @@ const SESSION_ID = /^[\x21-\x7e]{1,4096}$/;
 const ACCEPT = 'application/json, text/event-stream';
 /** Server requests (such as `ping`) answered per answer stream; more are ignored. */
 const MAX_SERVER_REQUESTS_ANSWERED = 8;
-
-/**
- * Headers the transport sets itself; a credential header cannot be one of them (tool-contract
- * page). Lower case.
- */
-export const TRANSPORT_HEADER_NAMES: readonly string[] = [
-  'accept',
-  'content-type',
-  'content-length',
-  'host',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'transfer-encoding',
-  'connection',
-  'cookie',
-  'user-agent',
-];
-
-/** A credential header name: letters, digits and hyphens, and not a transport header. */
-export function isValidCredentialHeaderName(name: string): boolean {
-  return /^[A-Za-z0-9-]+$/.test(name) && !TRANSPORT_HEADER_NAMES.includes(name.toLowerCase());
-}
 
 export type McpAuth =
   { kind: 'none' } | { kind: 'bearer'; token: string } | { kind: 'header'; name: string; value: string };
@@ -494,7 +473,7 @@ export class McpClient {
       for (const name in extra) h[name.toLowerCase()] = extra[name] as string;
     }
     for (const name in h) {
-      if (TRANSPORT_HEADER_NAMES.includes(name)) {
+      if (TRANSPORT_HEADER_NAMES.has(name)) {
         throw new OutboundError(
           OutboundErrorCode.HEADER_INVALID,
           `the credential header "${name}" is a transport header`,

@@ -14,6 +14,7 @@
  *   `WRITE` (the spec's defaults for absent hints are `readOnlyHint: false` and
  *   `destructiveHint: true`).
  */
+import { riskFromAnnotations } from '../operations/risk.js';
 import type { JsonObject, Risk } from '../operations/types.js';
 
 export const MAX_TOOL_NAME_LENGTH = 128; // characters
@@ -83,10 +84,9 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** `READ` only when `readOnlyHint === true` and `destructiveHint !== true`. */
-export function riskFromAnnotations(annotations: unknown): Risk {
-  if (!isPlainObject(annotations)) return 'WRITE';
-  return annotations.readOnlyHint === true && annotations.destructiveHint !== true ? 'READ' : 'WRITE';
+/** `READ` only when `readOnlyHint === true` and `destructiveHint !== true` (operations/risk.ts). */
+export function riskOfListedAnnotations(annotations: unknown): Risk {
+  return riskFromAnnotations(isPlainObject(annotations) ? annotations : null);
 }
 
 /** Whether the server says repeating a call has no further effect. */
@@ -165,7 +165,7 @@ export function mapTool(raw: unknown): ToolMapping {
       description: typeof description === 'string' ? description : null,
       inputSchema,
       annotations,
-      risk: riskFromAnnotations(annotations),
+      risk: riskOfListedAnnotations(annotations),
       idempotent: isIdempotent(annotations),
     },
   };

@@ -3,7 +3,7 @@ import {
   isIdempotent,
   mapTool,
   mapTools,
-  riskFromAnnotations,
+  riskOfListedAnnotations as riskFromAnnotations,
   ToolCollector,
   type ToolSkipReason,
 } from '../../../src/mcp/tool-mapping.js';
