@@ -158,6 +158,24 @@ interface TokenFailure {
  * client-authentication challenges are the server's answer; transport failures and 5xx are not.
  * The original error is never kept: its `cause` may hold the response body.
  */
+type Registration = Awaited<ReturnType<typeof oauth.processDynamicClientRegistrationResponse>>;
+
+/**
+ * A dynamic registration answer, read tolerantly: a 200/201 with a `client_id` is a registration,
+ * even when it leaves out fields RFC 7591 asks for (seen: no `client_secret_expires_at` next to a
+ * secret, which oauth4webapi refuses). Anything else goes through oauth4webapi, which turns the
+ * server's OAuth error into a ResponseBodyError.
+ */
+export async function readRegistration(res: Response): Promise<Registration> {
+  if (res.status !== 200 && res.status !== 201) return oauth.processDynamicClientRegistrationResponse(res);
+  const body: unknown = await res.json().catch(() => null);
+  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  if (typeof fields.client_id !== 'string' || fields.client_id === '') {
+    throw new OAuthError(OAuthErrorCode.REGISTRATION_FAILED, 'the registration answer has no client_id');
+  }
+  return fields as Registration;
+}
+
 export function classifyTokenFailure(err: unknown): TokenFailure {
   if (err instanceof oauth.ResponseBodyError) {
     const code = safeOAuthCode(err.error);
@@ -421,7 +439,7 @@ export class OAuthService {
         },
         transportOptions(this.#fetch),
       );
-      registered = await oauth.processDynamicClientRegistrationResponse(res);
+      registered = await readRegistration(res);
     } catch (err) {
       const failure = classifyTokenFailure(err);
       throw new OAuthError(
