@@ -161,8 +161,18 @@ function toStored(op: Operation, openReasons: ReviewReason[]): StoredOperation {
   };
 }
 
-/** A message for people: our own coded errors as they are, anything else masked. */
-function describeFailure(err: unknown): { code: string; message: string } {
+/** A message for people: our own coded errors as they are, anything else masked. Exported for tests. */
+export function describeFailure(err: unknown): { code: string; message: string } {
+  // Credentials that could not be obtained because the token endpoint is down are an outage, not
+  // a lost sign-in: say so, and keep the connection's sign-in (FAILED, not NEEDS_SIGN_IN).
+  if (
+    isAppError(err) &&
+    err.code === 'AUTH_REQUIRED' &&
+    isAppError(err.cause) &&
+    err.cause.code === 'TOKEN_ENDPOINT_UNAVAILABLE'
+  ) {
+    return { code: err.cause.code, message: err.cause.message };
+  }
   if (isAppError(err)) return { code: err.code, message: err.message };
   return { code: 'INTERNAL', message: 'discovery failed because of an internal error; it has been logged' };
 }
