@@ -144,7 +144,10 @@ export class WorkspaceResolver {
     return toPage(rows, limit, (o) => o.id);
   }
 
-  @FieldResolver(() => AuditEventConnection, { description: 'Who did what in this workspace, newest first.' })
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @FieldResolver(() => AuditEventConnection, {
+    description: 'Who did what in this workspace, newest first. ADMIN and OPERATOR only.',
+  })
   async auditEvents(
     @Root() workspace: Workspace,
     @Args(() => PageArgsType) args: PageArgsType,

@@ -297,6 +297,8 @@ describe('MCP discovery through GraphQL', () => {
       'CONNECT',
     ]);
     const trail = await t.ok(AuditTrailDocument, { id: workspaceId, first: 100 }, admin);
+    const byCustomer = await t.gql(AuditTrailDocument, { id: workspaceId, first: 100 }, customer);
+    expect(byCustomer.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const actions = trail.workspace.auditEvents.nodes.map((e) => `${e.action} by ${e.actor}`);
     expect(actions).toEqual(
       expect.arrayContaining([
