@@ -14,7 +14,8 @@ export interface ConnectionTarget {
   credentialSecret: string | null;
 }
 
-function openSecret(services: Services, target: ConnectionTarget): string | null {
+/** The plain key of a BEARER or HEADER connection; null for others. Never log it. */
+export function openSecret(services: Services, target: ConnectionTarget): string | null {
   if (target.credentialKind !== CredentialKind.BEARER && target.credentialKind !== CredentialKind.HEADER)
     return null;
   return target.credentialSecret

@@ -7,13 +7,13 @@
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
-import { credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
+import { credentialHeaders, mcpEndpoint, openSecret } from '../connections/endpoint.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
-import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
+import { failure, fromHttpAnswer, fromMcpOutcome, scrubSecrets, type CallResult } from './result.js';
 import type { CachedOperation } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 
@@ -109,15 +109,34 @@ export async function dispatch(
       `The tool ${tool} needs the operator to sign in to its server again. Nothing was done; tell the customer the team will check.`,
     );
   }
-  if (op.connection.kind === ConnectionKind.OPENAPI) return callOpenApi(services, op, tool, args);
-  let outcome = await services.mcp.callTool(mcpEndpoint(services, op.connection), op.name, args, {
+  // Whatever credential this call sends, the answer must not echo it to the model or the records.
+  const secrets: string[] = [];
+  const key = openSecret(services, op.connection);
+  if (key !== null) secrets.push(key);
+  if (op.connection.kind === ConnectionKind.OPENAPI)
+    return scrubSecrets(await callOpenApi(services, op, tool, args), secrets);
+  const endpoint = mcpEndpoint(services, op.connection);
+  const getAuthHeaders = endpoint.getAuthHeaders;
+  if (getAuthHeaders) {
+    endpoint.getAuthHeaders = async () => {
+      const headers = await getAuthHeaders();
+      secrets.push(...bearerValues(headers));
+      return headers;
+    };
+  }
+  let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, secrets);
   }
-  return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars);
+  return scrubSecrets(fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars), secrets);
+}
+
+/** The token part of `Authorization: Bearer …` values. */
+function bearerValues(headers: Record<string, string>): string[] {
+  return Object.values(headers).map((v) => v.replace(/^Bearer\s+/i, ''));
 }
 
 /**
@@ -130,12 +149,14 @@ async function retryWithRenewedToken(
   op: CachedOperation,
   args: JsonObject,
   first: CallToolOutcome,
+  secrets: string[],
 ): Promise<CallToolOutcome> {
   const oauth = services.oauth;
   const connectionId = op.connection.id;
   let renewed: Record<string, string>;
   try {
     renewed = await oauth.renewAfterRejection(connectionId, await oauth.authHeaders(connectionId));
+    secrets.push(...bearerValues(renewed));
   } catch (err) {
     services.logger.info(
       { connectionId, code: (err as { code?: string }).code },

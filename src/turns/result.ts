@@ -66,6 +66,42 @@ export function capContent(
   return { content: kept, structuredContent: null, truncated: true };
 }
 
+/** Content items must be objects; a server that sends bare strings or numbers gets them as text. */
+export function normalizeContent(content: JsonValue[]): JsonValue[] {
+  return content.map((item) =>
+    typeof item === 'object' && item !== null && !Array.isArray(item)
+      ? item
+      : { type: 'text', text: typeof item === 'string' ? item : JSON.stringify(item) },
+  );
+}
+
+/**
+ * Removes the connection's own secrets (its key, its OAuth access token) from everything that goes
+ * to the model or into records: a server that echoes the credential back must not leak it.
+ */
+export function scrubSecrets(result: CallResult, secrets: readonly string[]): CallResult {
+  // Each secret as written, and as it appears inside JSON text (escaped).
+  const forms = secrets
+    .filter((secret) => secret.length >= 4)
+    .flatMap((secret) => {
+      const escaped = JSON.stringify(secret).slice(1, -1);
+      return escaped === secret ? [secret] : [secret, escaped];
+    });
+  if (forms.length === 0) return result;
+  const scrub = (text: string): string =>
+    forms.reduce((acc, form) => acc.split(form).join('[redacted]'), text);
+  const content = JSON.stringify(result.content);
+  const structured = result.structuredContent === null ? null : JSON.stringify(result.structuredContent);
+  const hit = (text: string | null) => text !== null && forms.some((form) => text.includes(form));
+  if (!hit(content) && !hit(structured) && !hit(result.message)) return result;
+  return {
+    ...result,
+    content: JSON.parse(scrub(content)) as JsonValue[],
+    structuredContent: structured === null ? null : (JSON.parse(scrub(structured)) as JsonObject),
+    message: result.message === null ? null : scrub(result.message),
+  };
+}
+
 function textOf(content: JsonValue[]): string {
   return content
     .map((c) =>
@@ -93,11 +129,11 @@ export function fromMcpOutcome(tool: string, outcome: CallToolOutcome, maxChars:
   const base = { attempts: outcome.attempts, durationMs: Math.round(outcome.durationMs) };
   switch (outcome.kind) {
     case 'success': {
-      const capped = capContent(outcome.content, outcome.structuredContent, maxChars);
+      const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null, ...base };
     }
     case 'tool_error': {
-      const capped = capContent(outcome.content, outcome.structuredContent, maxChars);
+      const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       const said = oneLine(textOf(capped.content));
       const message = `The tool ${tool} reported an error${said ? `: ${said}` : '.'}`;
       return { status: CallStatus.TOOL_ERROR, ok: false, ...capped, message, ...base };

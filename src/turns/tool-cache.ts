@@ -190,6 +190,8 @@ export class ToolCache {
   /** Drops what a signal touches: the whole workspace, which is cheap and always correct. */
   invalidate(signal: CacheSignal): void {
     this.#generation++;
+    // A load under way may have read before the change: later callers must not join it.
+    this.#loading.clear();
     if (signal.kind === 'connection') this.onConnectionChanged(signal.id);
     if (!signal.workspaceId) return this.clear();
     for (const [id, entry] of this.#entries) {
@@ -200,6 +202,7 @@ export class ToolCache {
 
   clear(): void {
     this.#generation++;
+    this.#loading.clear();
     this.#entries.clear();
   }
 

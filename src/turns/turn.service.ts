@@ -20,11 +20,14 @@ import type { Services } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
 import { dispatch } from './dispatch.js';
 import { failure, type CallResult } from './result.js';
-import type { ToolCache } from './tool-cache.js';
+import type { CachedOperation, ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
 
 export const DEFAULT_TURN_STATE_MAX = 50_000;
+/** The most of a model-given tool name that goes into records and messages. */
+const DECLARED_NAME_LIMIT = 200;
+const FINISHED_MESSAGE = 'This turn has finished; start a new turn to call tools.';
 
 /** What a call needs to know of its turn, kept in memory after beginTurn. */
 interface TurnState {
@@ -65,7 +68,7 @@ select e.seq, ${NOTIFY} from e`;
 
 const CALL_START_SQL = `
 with s as (
-  update turn set call_seq = call_seq + 1 where id = ?
+  update turn set call_seq = call_seq + 1 where id = ? and finished_at is null
   returning id, call_seq, workspace_id, assistant_id, conversation_id
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
@@ -195,17 +198,36 @@ export class TurnService {
     return state;
   }
 
-  async call(principal: Principal, turnId: string, name: string, args: JsonObject): Promise<CallToolResult> {
+  async call(
+    principal: Principal,
+    turnId: string,
+    rawName: string,
+    args: JsonObject,
+  ): Promise<CallToolResult> {
     const turn = await this.#turn(principal, turnId);
     const started = new Date();
     const t0 = performance.now();
-    const operationId = resolveDeclaredName(turn.map, name);
-    const tools = await this.cache.get(turn.assistantId);
-    const op = operationId ? tools?.operations.get(operationId) : undefined;
-
+    // The name comes from the model: bounded before it reaches any record or message.
+    const name = rawName.length > DECLARED_NAME_LIMIT ? `${rawName.slice(0, DECLARED_NAME_LIMIT)}…` : rawName;
+    const operationId = resolveDeclaredName(turn.map, rawName);
+    let op: CachedOperation | undefined;
     let early: CallResult | null = null;
+    try {
+      const tools = await this.cache.get(turn.assistantId);
+      op = operationId ? tools?.operations.get(operationId) : undefined;
+    } catch (err) {
+      this.services.logger.error({ err, turnId }, 'could not read the tools of a turn');
+      early = failure(
+        CallStatus.UNAVAILABLE,
+        `The tool ${name} cannot be reached right now. Nothing was done; it may work if tried again later.`,
+      );
+    }
+    if (early) {
+      // Without the tools we cannot tell the risk: nothing was attempted, nothing is recorded.
+      return { ...early, callId: null, seq: null };
+    }
     if (!operationId) {
-      early = turn.builtIns.has(name)
+      early = turn.builtIns.has(rawName)
         ? failure(
             CallStatus.UNAVAILABLE,
             `${name} is a built-in tool; it is handled by the platform, not called through connected tools.`,
@@ -220,11 +242,9 @@ export class TurnService {
         `The tool ${name} is switched off right now. Nothing was done; tell the customer the team will check, and carry on without it.`,
       );
     }
-
     if (turn.finished)
-      early = failure(CallStatus.UNAVAILABLE, 'This turn has finished; start a new turn to call tools.');
+      return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
 
-    // The CALL_STARTED statement runs while the tool works: its latency hides behind the call's.
     const callId = uuidv7();
     const startP = this.#orm.em
       .getConnection()
@@ -235,6 +255,30 @@ export class TurnService {
       ])
       .then((rows) => rows[0]?.call_seq ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
+
+    // A WRITE goes out only once its call is on record, so no side effect can go unrecorded. A READ
+    // goes out at once: the CALL_STARTED statement runs while the tool works.
+    let seq: number | null = null;
+    if (op?.risk === 'WRITE' && !early) {
+      try {
+        seq = await startP;
+      } catch (err) {
+        this.services.logger.error(
+          { err, turnId, name },
+          'could not record a tool call; the WRITE call was not made',
+        );
+        return {
+          ...failure(
+            CallStatus.UNAVAILABLE,
+            `The tool ${name} cannot be used right now. Nothing was done; it may work if tried again later.`,
+          ),
+          callId: null,
+          seq: null,
+        };
+      }
+      if (seq === null)
+        return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
+    }
 
     let result: CallResult;
     try {
@@ -247,22 +291,25 @@ export class TurnService {
         `The call to ${name} failed inside the platform. Nothing more is known; the team will check.`,
       );
     }
-    let seq: number | null;
-    try {
-      seq = await startP;
-    } catch (err) {
-      // The database is unreachable: the model still gets its result; the record is lost and logged.
-      this.services.logger.error(
-        { err, turnId, name, status: result.status },
-        'could not record a tool call',
-      );
-      return { ...result, callId: null, seq: null };
+    if (seq === null) {
+      try {
+        seq = await startP;
+      } catch (err) {
+        // The database is unreachable: a READ's result still reaches the model; its record is lost, and logged.
+        this.services.logger.error(
+          { err, turnId, name, status: result.status },
+          'could not record a tool call',
+        );
+        return { ...result, callId: null, seq: null };
+      }
+      // Finished by another instance meanwhile: a READ changed nothing; report the turn as over.
+      if (seq === null)
+        return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
     }
-    if (seq === null) return { ...result, callId: null, seq: null };
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = op?.risk === 'WRITE';
     const argsJson = JSON.stringify(args);
-    const finishP = this.#orm.em.getConnection().execute(CALL_FINISH_SQL, [
+    const params = [
       // turn_call
       callId,
       turnId,
@@ -306,14 +353,19 @@ export class TurnService {
         attempts: result.attempts,
         message: result.message,
       }),
-    ]);
-    try {
-      await finishP;
-    } catch (err) {
-      this.services.logger.error(
-        { err, turnId, name, status: result.status },
-        'could not record a tool call',
-      );
+    ];
+    // One retry: a WRITE's ledger row matters more than a few milliseconds.
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, params);
+        break;
+      } catch (err) {
+        if (attempt === 2)
+          this.services.logger.error(
+            { err, turnId, name, status: result.status, write: isWrite },
+            'could not record a tool call',
+          );
+      }
     }
     return { ...result, durationMs, callId, seq };
   }

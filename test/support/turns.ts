@@ -71,6 +71,7 @@ export async function buildWorld(
   peerUrl: string,
   name = 'CRM',
   timeoutMs?: number,
+  credential?: { kind: 'BEARER' | 'HEADER'; key: string; headerName?: string },
 ): Promise<World> {
   const admin = await t.token(Role.ADMIN);
   const operator = await t.token(Role.OPERATOR);
@@ -86,7 +87,16 @@ export async function buildWorld(
   const assistantId = assistant.createAssistant.assistant!.id;
   const conn = await t.ok(
     CreateConnectionDocument,
-    { input: { workspaceId, kind: 'MCP', name, endpointUrl: peerUrl, timeoutMs: timeoutMs ?? null } },
+    {
+      input: {
+        workspaceId,
+        kind: 'MCP',
+        name,
+        endpointUrl: peerUrl,
+        timeoutMs: timeoutMs ?? null,
+        credential: credential ?? null,
+      },
+    },
     operator,
   );
   const connectionId = conn.createConnection.connection!.id;

@@ -189,10 +189,12 @@ describe('calls', () => {
   });
 });
 
+const RAW_KEY = 'raw-key-0123456789-very-secret';
+
 describe('hostile and broken servers', () => {
   let raw: RawServerHandle;
   let hw: World;
-  let mode: 'ok' | '500' | 'reset' = 'ok';
+  let mode: 'ok' | '500' | 'reset' | 'strings' | 'echo-key' = 'ok';
 
   beforeAll(async () => {
     raw = await startRawServer((req, res) => {
@@ -221,9 +223,16 @@ describe('hostile and broken servers', () => {
         return void res.end('internal');
       }
       if (mode === 'reset') return void res.socket?.destroy();
+      if (mode === 'strings') return reply({ content: ['plain string', 7] });
+      if (mode === 'echo-key') {
+        return reply({
+          isError: true,
+          content: [{ type: 'text', text: `key rejected: ${String(req.headers.authorization)}` }],
+        });
+      }
       return reply({ content: [{ type: 'text', text: 'x'.repeat(100_000) }] });
     });
-    hw = await buildWorld(t, raw.url, 'Raw');
+    hw = await buildWorld(t, raw.url, 'Raw', undefined, { kind: 'BEARER', key: RAW_KEY });
     await connectTools(t, hw);
   });
 
@@ -247,6 +256,32 @@ describe('hostile and broken servers', () => {
     const readReset = await call(t, hw, turn.turnId, 'raw__get');
     expect(readReset).toMatchObject({ ok: false, status: 'UPSTREAM_ERROR', attempts: 2 });
     mode = 'ok';
+  });
+
+  it('should turn bare strings in content into text items rather than break the call', async () => {
+    const turn = await begin(t, hw);
+    mode = 'strings';
+    const res = await call(t, hw, turn.turnId, 'raw__get');
+    expect(res).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+    expect(res.content).toEqual([
+      { type: 'text', text: 'plain string' },
+      { type: 'text', text: '7' },
+    ]);
+    mode = 'ok';
+  });
+
+  it("should never pass the connection's key on, even when the server echoes it", async () => {
+    const turn = await begin(t, hw);
+    mode = 'echo-key';
+    const res = await call(t, hw, turn.turnId, 'raw__get');
+    mode = 'ok';
+    expect(res).toMatchObject({ ok: false, status: 'TOOL_ERROR' });
+    expect(res.message).toBe('The tool raw__get reported an error: key rejected: Bearer [redacted]');
+    const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, hw.customer);
+    const everything = JSON.stringify([res, calls]);
+    expect(everything).not.toContain(RAW_KEY);
+    // The key did go to the server, as it should.
+    expect(raw.requests.some((r) => r.headers.authorization === `Bearer ${RAW_KEY}`)).toBe(true);
   });
 });
 
