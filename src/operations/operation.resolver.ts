@@ -102,10 +102,10 @@ export class OperationResolver {
     @Arg('input', () => EnableInput) input: EnableInput,
     @Ctx() ctx: Context,
   ): Promise<OperationPayload> {
-    const op = await visibleOperation(ctx, input.operationId);
-    const resolved = await enableOperation(ctx.em, ctx.principal!, op);
-    await this.changed(ctx, op);
-    return { operation: op, resolvedReasons: resolved, userErrors: [] };
+    const visible = await visibleOperation(ctx, input.operationId);
+    const { operation, resolved } = await enableOperation(ctx.em, ctx.principal!, visible.id);
+    await this.changed(ctx, operation);
+    return { operation, resolvedReasons: resolved, userErrors: [] };
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
