@@ -12,7 +12,12 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
-import { Connection, ConnectionKind, ConnectionStatus } from '../connections/connection.entity.js';
+import {
+  Connection,
+  ConnectionKind,
+  ConnectionStatus,
+  CredentialKind,
+} from '../connections/connection.entity.js';
 import { mcpEndpoint } from '../connections/endpoint.js';
 import { AppError, isAppError } from '../errors.js';
 import { isOutboundError } from '../http/outbound.js';
@@ -30,6 +35,23 @@ import {
   type SkippedItem,
 } from './discovery-run.entity.js';
 import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+
+/** The error code of a run overtaken by a newer one of the same connection. */
+export const SUPERSEDED = 'SUPERSEDED';
+
+/**
+ * The connection's status after a failed run. A 401 asks for a sign-in only where a sign-in can
+ * help: a connection with its own key that the server refuses needs a new key, not OAuth.
+ */
+export function statusAfterFailure(code: string, credential: CredentialKind): ConnectionStatus {
+  if (
+    code === 'AUTH_REQUIRED' &&
+    (credential === CredentialKind.NONE || credential === CredentialKind.OAUTH)
+  ) {
+    return ConnectionStatus.NEEDS_SIGN_IN;
+  }
+  return ConnectionStatus.FAILED;
+}
 
 /** What a source offered, before reconciliation. */
 export interface SourceListing {
@@ -238,8 +260,9 @@ export class DiscoveryService {
         r.errorMessage = failure.message;
         r.finishedAt = new Date();
         const c = await tx.findOneOrFail(Connection, { id: connection.id });
-        c.status =
-          failure.code === 'AUTH_REQUIRED' ? ConnectionStatus.NEEDS_SIGN_IN : ConnectionStatus.FAILED;
+        // A run overtaken by a newer one leaves the connection as the newer run set it.
+        if (failure.code === SUPERSEDED) return;
+        c.status = statusAfterFailure(failure.code, c.credentialKind);
         c.lastDiscoveryAt = r.finishedAt;
         c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
         audit(tx, { label: principal.label } as Principal, {
@@ -250,6 +273,10 @@ export class DiscoveryService {
           after: { run: r.nodeId, trigger: r.trigger, outcome: r.outcome, errorCode: r.errorCode },
         });
       });
+      // The status changed (FAILED, NEEDS_SIGN_IN): calls must see it on every instance.
+      await this.onChanged(connection.id, connection.workspace.id).catch((e: unknown) =>
+        logger.warn({ err: e }, 'cache notification failed'),
+      );
       return { run: await orm.em.fork().findOneOrFail(DiscoveryRun, { id: run.id }), changed: [] };
     }
   }
@@ -268,6 +295,20 @@ export class DiscoveryService {
         { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
       const workspaceId = connection.workspace.id;
+      // Sources are read outside the lock, so a slower, older run may arrive after a newer one
+      // applied: it must not put the older listing back. Run ids are time-ordered (UUIDv7).
+      const newer = await tx
+        .getConnection()
+        .execute<unknown[]>(
+          `select 1 from discovery_run where connection_id = ? and outcome = 'SUCCEEDED' and id > ? limit 1`,
+          [connectionId, runId],
+        );
+      if (newer.length > 0) {
+        throw new AppError(
+          SUPERSEDED,
+          'a discovery that started later has already applied a newer listing; this run changed nothing',
+        );
+      }
       const stored = await tx.find(Operation, { connection: connectionId }, { orderBy: { id: 'asc' } });
       const reasons = stored.length
         ? await tx.find(ReviewReason, { operation: { $in: stored.map((o) => o.id) }, resolvedAt: null })

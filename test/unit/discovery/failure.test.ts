@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeFailure } from '../../../src/discovery/discover.js';
+import { ConnectionStatus, CredentialKind } from '../../../src/connections/connection.entity.js';
+import { describeFailure, statusAfterFailure } from '../../../src/discovery/discover.js';
 import { AppError } from '../../../src/errors.js';
 import { McpClientError } from '../../../src/mcp/client.js';
 import { OAuthError } from '../../../src/oauth/errors.js';
@@ -35,5 +36,18 @@ describe('describeFailure', () => {
     const masked = describeFailure(new Error('relation "x" does not exist at character 15'));
     expect(masked.code).toBe('INTERNAL');
     expect(masked.message).not.toMatch(/relation/);
+  });
+});
+
+describe('statusAfterFailure', () => {
+  it.each([
+    ['AUTH_REQUIRED', CredentialKind.NONE, ConnectionStatus.NEEDS_SIGN_IN],
+    ['AUTH_REQUIRED', CredentialKind.OAUTH, ConnectionStatus.NEEDS_SIGN_IN],
+    ['AUTH_REQUIRED', CredentialKind.BEARER, ConnectionStatus.FAILED],
+    ['AUTH_REQUIRED', CredentialKind.HEADER, ConnectionStatus.FAILED],
+    ['UPSTREAM_UNAVAILABLE', CredentialKind.NONE, ConnectionStatus.FAILED],
+    ['TOKEN_ENDPOINT_UNAVAILABLE', CredentialKind.OAUTH, ConnectionStatus.FAILED],
+  ])('%s with a %s credential → %s', (code, credential, status) => {
+    expect(statusAfterFailure(code, credential)).toBe(status);
   });
 });
