@@ -11,6 +11,11 @@ const PRINCIPAL_CACHE_MAX = 10_000;
 export class AuthService {
   readonly #cache = new Map<string, { principal: Principal | null; expires: number }>();
 
+  /** Forgets every cached lookup: the next request of each token reads the database. */
+  clearCache(): void {
+    this.#cache.clear();
+  }
+
   async authenticate(em: EntityManager, token: string | null): Promise<Principal | null> {
     if (!token) return null;
     const hash = hashToken(token);

@@ -61,13 +61,18 @@ export function encodeCursor(value: string): string {
   return Buffer.from(`c:${value}`, 'utf8').toString('base64url');
 }
 
+/** Keyset values are UUIDs; anything else never reaches the database. */
+const CURSOR_VALUE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export function decodeCursor(cursor: string): string {
   const decoded = /^[A-Za-z0-9_-]{1,200}$/.test(cursor)
     ? Buffer.from(cursor, 'base64url').toString('utf8')
     : '';
-  if (!decoded.startsWith('c:') || decoded.length < 3)
+  const value = decoded.slice(2);
+  if (!decoded.startsWith('c:') || !CURSOR_VALUE.test(value)) {
     throw badInput('"after" is not a cursor from this API');
-  return decoded.slice(2);
+  }
+  return value;
 }
 
 export interface PageArgs {

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { bearerToken } from '../auth/tokens.js';
 import { createContext, type Context } from '../graphql/context.js';
+import { unauthenticated } from '../graphql/errors.js';
 import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
 import type { Services } from '../services.js';
@@ -22,6 +23,8 @@ import type { Services } from '../services.js';
 /** The largest request body read: a 5 MiB description, JSON-escaped, fits with room to spare. */
 export const MAX_REQUEST_BODY_BYTES = 16 * 1024 * 1024;
 const GRAPHQL_PATH = '/graphql';
+/** How often open WebSockets have their token checked again (revocation takes effect within this, plus the 10 s token cache). */
+export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
@@ -114,7 +117,12 @@ export async function startHttpServer(
   await apollo.start();
 
   const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH, maxPayload: 1024 * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>, { principal?: Context['principal'] }>(
+  const formatError = formatErrorFor(services);
+  const mask = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
+    errors.map((e) => formatError(e.toJSON(), e));
+  /** Open sockets and their tokens, re-checked so that a revoked token loses its socket too. */
+  const sockets = new Map<{ close(code: number, reason: string): void }, string>();
+  const wsCleanup = useServer<Record<string, unknown>, { principal?: Context['principal']; token?: string }>(
     {
       schema,
       onConnect: async (ctx) => {
@@ -124,11 +132,19 @@ export async function startHttpServer(
           ctx.connectionParams?.token;
         const token = typeof raw === 'string' ? (bearerToken(raw) ?? raw) : null;
         const principal = await services.auth.authenticate(services.orm.em.fork(), token);
-        if (!principal) return false; // closes with 4403 Forbidden
+        if (!principal || !token) return false; // closes with 4403 Forbidden
         ctx.extra.principal = principal;
+        ctx.extra.token = token;
+        sockets.set(ctx.extra.socket, token);
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onClose: (ctx) => {
+        sockets.delete(ctx.extra.socket);
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        // The token may have been revoked since the socket opened (cached for 10 s at most).
+        const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
+        if (!principal) return [unauthenticated('the API token is no longer valid')];
         let document;
         try {
           document = parse(payload.query);
@@ -143,18 +159,31 @@ export async function startHttpServer(
           document,
           operationName: payload.operationName,
           variableValues: payload.variables,
-          contextValue: createContext(services, ctx.extra.principal ?? null),
+          contextValue: createContext(services, principal),
         };
       },
-      onError: (_ctx, _id, _payload, errors) => {
-        for (const e of errors) {
-          const code = e.extensions?.code as string | undefined;
-          if (!code || !PASSTHROUGH_CODES.has(code)) logger.warn({ err: e }, 'subscription error');
-        }
-      },
+      // Apollo's formatError does not reach graphql-ws either: mask here the same way.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: mask(result.errors as readonly GraphQLError[]) } : result,
+      onError: (_ctx, _id, _payload, errors) => mask(errors),
     },
     wsServer,
   );
+  // Long-lived subscriptions outlive token checks on subscribe: drop sockets whose token was revoked.
+  const revocationSweep = setInterval(() => {
+    for (const [socket, token] of sockets) {
+      void services.auth.authenticate(services.orm.em.fork(), token).then(
+        (principal) => {
+          if (!principal) {
+            sockets.delete(socket);
+            socket.close(4403, 'Forbidden: the API token is no longer valid');
+          }
+        },
+        () => undefined,
+      );
+    }
+  }, DEFAULT_TOKEN_RECHECK_MS);
+  revocationSweep.unref();
 
   const routes = options.routes ?? {};
   let draining = false;
@@ -263,6 +292,7 @@ export async function startHttpServer(
       closing ??= (async () => {
         draining = true;
         for (const client of wsServer.clients) client.close(1001, 'server shutting down');
+        clearInterval(revocationSweep);
         await wsCleanup.dispose();
         await new Promise<void>((r) => wsServer.close(() => r()));
         // Apollo's drain plugin stops accepting, lets in-flight requests finish, then closes.

@@ -100,6 +100,61 @@ describe('query limits', () => {
   });
 });
 
+describe('WebSocket tokens', () => {
+  it('should refuse new operations on an open socket once its token is revoked', async () => {
+    const token = await t.token(Role.OPERATOR, null, 'soon revoked');
+    // One socket for both operations (a lazy client would open a new one, refused at connect).
+    const client = createClient({
+      url: t.wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${token}` },
+      retryAttempts: 0,
+      lazy: false,
+    });
+    try {
+      const run = (query: string) =>
+        new Promise<{
+          data?: unknown;
+          errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
+        }>((resolve, reject) => {
+          let result: { data?: unknown } = {};
+          client.subscribe(
+            { query },
+            {
+              next: (value) => {
+                result = value as typeof result;
+              },
+              error: (err: unknown) =>
+                Array.isArray(err) ? resolve({ errors: err as { message: string }[] }) : reject(err as Error),
+              complete: () => resolve(result),
+            },
+          );
+        });
+      expect(await run('{ viewer { label } }')).toEqual({ data: { viewer: { label: 'soon revoked' } } });
+      await t.app.services.orm.em
+        .getConnection()
+        .execute(`update api_token set revoked_at = now() where label = 'soon revoked'`);
+      t.app.services.auth.clearCache();
+      const after = await run('{ viewer { label } }');
+      expect(after.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('should give the same coded error over WebSocket as over HTTP for a forged cursor', async () => {
+    const forged = Buffer.from('c:zzz').toString('base64url');
+    const query = `{ workspaces(first: 1, after: "${forged}") { nodes { id } } }`;
+    const http = await t.gql(query, {}, admin);
+    expect(http.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const ws = await overWs(admin, query);
+    expect(ws.errors?.[0]).toEqual(
+      expect.objectContaining({ message: '"after" is not a cursor from this API' }),
+    );
+    expect(JSON.stringify(ws)).not.toMatch(/select|uuid/i);
+  });
+});
+
 describe('http', () => {
   it('should answer /healthz and /readyz', async () => {
     const health = await fetch(new URL('/healthz', t.url));
