@@ -164,7 +164,7 @@ export async function startHttpServer(
       },
       // Apollo's formatError does not reach graphql-ws either: mask here the same way.
       onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: mask(result.errors as readonly GraphQLError[]) } : result,
+        result.errors ? { ...result, errors: mask(result.errors) } : result,
       onError: (_ctx, _id, _payload, errors) => mask(errors),
     },
     wsServer,

@@ -122,7 +122,7 @@ describe('WebSocket tokens', () => {
             { query },
             {
               next: (value) => {
-                result = value as typeof result;
+                result = value;
               },
               error: (err: unknown) =>
                 Array.isArray(err) ? resolve({ errors: err as { message: string }[] }) : reject(err as Error),
