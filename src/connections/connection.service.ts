@@ -192,6 +192,35 @@ export async function createConnection(
   return { connection, userErrors: [] };
 }
 
+function originOf(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether an update points a key-based connection at another host. Whoever changes where the
+ * connection points must give the key again: otherwise someone who can edit a connection but not
+ * read its key could send it to a host of their own.
+ */
+function movesKeyElsewhere(connection: Connection, input: UpdateConnectionInput): boolean {
+  if (
+    connection.credentialKind !== CredentialKind.BEARER &&
+    connection.credentialKind !== CredentialKind.HEADER
+  )
+    return false;
+  const moved = (before: string | null, after: string | null | undefined) =>
+    after != null && after !== '' && originOf(after) !== originOf(before);
+  return (
+    moved(connection.endpointUrl, input.endpointUrl) ||
+    moved(connection.baseUrl, input.baseUrl) ||
+    moved(connection.descriptionUrl, input.descriptionUrl)
+  );
+}
+
 export async function updateConnection(
   em: EntityManager,
   services: Services,
@@ -204,6 +233,14 @@ export async function updateConnection(
     problems.push({ field: ['input', 'name'], code: 'NAME_INVALID', message: 'must be 1–200 characters' });
   }
   problems.push(...checkSource(services, connection.kind, input, false));
+  if (problems.length === 0 && !input.credential && movesKeyElsewhere(connection, input)) {
+    problems.push({
+      field: ['input', 'credential'],
+      code: 'CREDENTIAL_REQUIRED',
+      message:
+        'the key would be sent to another host: give the credential again (or kind NONE) with the new address',
+    });
+  }
   if (problems.length > 0) return { connection: null, userErrors: problems };
   const before = connectionSummary(connection);
   if (input.name != null) connection.name = input.name.trim();

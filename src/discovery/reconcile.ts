@@ -264,6 +264,12 @@ export function reviewTriggers(before: OperationFields, after: OperationFields):
   const newEndpoint = describeEndpoint(after.binding);
   if (oldEndpoint !== newEndpoint) {
     reasons.push({ code: 'ENDPOINT_CHANGED', detail: `${oldEndpoint} → ${newEndpoint}` });
+  } else if (originOf(before.binding) !== originOf(after.binding)) {
+    // The same method and path on another host: the credential would now go elsewhere.
+    reasons.push({
+      code: 'ENDPOINT_CHANGED',
+      detail: `${originOf(before.binding)} → ${originOf(after.binding)}`,
+    });
   }
 
   return reasons;
@@ -282,6 +288,16 @@ function listNames(names: string[]): string {
 }
 
 /** `GET /pets/{id}`; `none` for an operation without a binding (MCP). Only method and path count. */
+/** Scheme, host and port of an operation's base address; a path prefix change is not a new host. */
+function originOf(binding: OpenApiBinding | null): string {
+  if (!binding) return 'none';
+  try {
+    return new URL(binding.baseUrl).origin;
+  } catch {
+    return binding.baseUrl;
+  }
+}
+
 function describeEndpoint(binding: OpenApiBinding | null): string {
   return binding ? `${binding.method} ${binding.path}` : 'none';
 }

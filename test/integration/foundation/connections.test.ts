@@ -169,6 +169,44 @@ describe('createConnection input checks', () => {
   });
 });
 
+describe('moving a connection', () => {
+  it('should ask for the key again when a key-based connection is pointed at another host', async () => {
+    const created = await t.ok(
+      CreateConnectionDocument,
+      { input: mcp({ name: 'Movable', credential: { kind: 'BEARER', key: SECRET } }) },
+      admin,
+    );
+    const id = created.createConnection.connection!.id;
+    const moved = await t.ok(
+      UpdateConnectionDocument,
+      { input: { connectionId: id, endpointUrl: 'https://evil.example.net/mcp' } },
+      admin,
+    );
+    expect(moved.updateConnection.userErrors).toEqual([
+      expect.objectContaining({ field: ['input', 'credential'], code: 'CREDENTIAL_REQUIRED' }),
+    ]);
+    const samePlace = await t.ok(
+      UpdateConnectionDocument,
+      { input: { connectionId: id, endpointUrl: 'https://tools.example.com/mcp/v2' } },
+      admin,
+    );
+    expect(samePlace.updateConnection.userErrors).toEqual([]);
+    const withKey = await t.ok(
+      UpdateConnectionDocument,
+      {
+        input: {
+          connectionId: id,
+          endpointUrl: 'https://other.example.net/mcp',
+          credential: { kind: 'BEARER', key: HEADER_SECRET },
+        },
+      },
+      admin,
+    );
+    expect(withKey.updateConnection.userErrors).toEqual([]);
+    expect(withKey.updateConnection.connection?.endpointUrl).toBe('https://other.example.net/mcp');
+  });
+});
+
 describe('credentials', () => {
   it('should never return a secret in any response, and store it encrypted', async () => {
     const bodies: string[] = [];

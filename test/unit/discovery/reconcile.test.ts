@@ -201,9 +201,15 @@ describe('reconcile: review triggers on an existing operation', () => {
       [{ code: 'ENDPOINT_CHANGED', detail: 'GET /pets/{id} → GET /animals/{id}' }],
     ],
     [
-      'a base address change only',
+      'a base address on another host (the credential would go elsewhere)',
       { binding: binding('GET', '/a') },
       { binding: binding('GET', '/a', { baseUrl: 'https://b.example.com' }) },
+      [{ code: 'ENDPOINT_CHANGED', detail: 'https://api.example.com → https://b.example.com' }],
+    ],
+    [
+      'a base address path change on the same host only',
+      { binding: binding('GET', '/a') },
+      { binding: binding('GET', '/a', { baseUrl: 'https://api.example.com/v2' }) },
       [],
     ],
     [
