@@ -14,6 +14,12 @@ export const CACHE_CHANNEL = 'ct_cache';
 export const EVENTS_CHANNEL = 'ct_turn_events';
 const DEFAULT_RECONNECT_MIN_MS = 100;
 const DEFAULT_RECONNECT_MAX_MS = 5_000;
+/**
+ * A LISTEN connection can die without a word (a half-open TCP connection after a failover or a NAT
+ * timeout): every this often it must answer a query within the deadline, or it is treated as down.
+ */
+export const DEFAULT_HEARTBEAT_MS = 5_000; // 5 seconds
+export const DEFAULT_HEARTBEAT_DEADLINE_MS = 3_000; // 3 seconds
 
 /** What changed, by id. `assistant` covers the customer's gate; `workspace` drops everything of it. */
 export interface CacheSignal {
@@ -41,6 +47,7 @@ export class Notifier {
   #stopped = false;
   #retryMs = DEFAULT_RECONNECT_MIN_MS;
   #timer: NodeJS.Timeout | null = null;
+  #heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly databaseUrl: string,
@@ -87,6 +94,31 @@ export class Notifier {
     this.#healthy = true;
     this.#retryMs = DEFAULT_RECONNECT_MIN_MS;
     this.#events.emit('reset');
+    this.#startHeartbeat(client);
+  }
+
+  #startHeartbeat(client: pg.Client): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = setInterval(() => {
+      if (this.#client !== client) return;
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error('heartbeat deadline passed')),
+          DEFAULT_HEARTBEAT_DEADLINE_MS,
+        );
+      });
+      Promise.race([client.query('select 1'), deadline])
+        .catch((err: unknown) => {
+          this.logger.warn(
+            { err: { message: (err as Error).message } },
+            'LISTEN connection failed its heartbeat',
+          );
+          this.#down(client);
+        })
+        .finally(() => clearTimeout(timer));
+    }, DEFAULT_HEARTBEAT_MS);
+    this.#heartbeat.unref();
   }
 
   #down(client: pg.Client): void {
@@ -150,6 +182,8 @@ export class Notifier {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#healthy = false;
