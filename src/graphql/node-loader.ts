@@ -4,6 +4,7 @@ import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
 import { TurnCall } from '../turns/turn-call.entity.js';
 import { Turn } from '../turns/turn.entity.js';
+import { Role } from '../auth/api-token.entity.js';
 import type { Context } from './context.js';
 import type { Node, NodeTypeName } from './node.js';
 
@@ -53,8 +54,9 @@ export async function loadNode(
     }
     case 'AuditEvent': {
       const a = await em.findOne(AuditEvent, { id });
-      // Platform-wide events (no workspace) are visible to ADMIN and OPERATOR only.
-      return a && { node: a, workspaceId: a.workspaceId ?? '' };
+      // The audit trail is for staff (as Workspace.auditEvents): others never see its events.
+      if (!a || (ctx.principal?.role !== Role.ADMIN && ctx.principal?.role !== Role.OPERATOR)) return null;
+      return { node: a, workspaceId: a.workspaceId ?? '' };
     }
   }
 }

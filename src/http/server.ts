@@ -112,7 +112,13 @@ export async function startHttpServer(
     csrfPrevention: true,
     // main.ts owns the signals: it drains HTTP, then closes the database, in that order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginLandingPageDisabled()],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({
+        httpServer,
+        stopGracePeriodMillis: services.config.shutdownGraceMs,
+      }),
+      ApolloServerPluginLandingPageDisabled(),
+    ],
   });
   await apollo.start();
 

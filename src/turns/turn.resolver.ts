@@ -25,7 +25,7 @@ import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
 import { Connection } from '../connections/connection.entity.js';
 import { visibleConnection } from '../connections/connection.resolver.js';
 import type { Context } from '../graphql/context.js';
-import { forbidden, notFound, unauthenticated } from '../graphql/errors.js';
+import { badInput, forbidden, notFound, unauthenticated } from '../graphql/errors.js';
 import { idOf, toGlobalId } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
@@ -302,7 +302,8 @@ export class TurnResolver {
     @Ctx() ctx: Context,
   ): Promise<BeginTurnPayload> {
     const conversationId = input.conversationId.trim();
-    if (conversationId.length === 0 || conversationId.length > 200) throw notFound('conversation');
+    if (conversationId.length === 0 || conversationId.length > 200)
+      throw badInput('conversationId must be 1–200 characters');
     const result = await ctx.services.turns.begin(
       ctx.principal!,
       idOf(input.assistantId, 'Assistant', 'assistant'),
