@@ -13,9 +13,9 @@ import {
   Root,
 } from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
-import { assertWorkspace } from '../auth/scope.js';
 import { audit } from '../audit/audit.js';
 import type { Context } from '../graphql/context.js';
+import { visible } from '../graphql/visible.js';
 import { notFound } from '../graphql/errors.js';
 import { idOf } from '../graphql/node.js';
 import { UserError } from '../graphql/user-error.js';
@@ -46,10 +46,7 @@ export class AssistantResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
   @Query(() => Assistant)
   async assistant(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Assistant> {
-    const assistant = await ctx.loaders.assistant.load(idOf(id, 'Assistant', 'assistant'));
-    if (!assistant) throw notFound('assistant');
-    assertWorkspace(ctx.principal!, assistant.workspace.id, 'assistant');
-    return assistant;
+    return visible<Assistant>(ctx, id, 'Assistant');
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)

@@ -14,8 +14,8 @@ import {
   Root,
 } from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
-import { assertWorkspace } from '../auth/scope.js';
 import type { Context } from '../graphql/context.js';
+import { visible } from '../graphql/visible.js';
 import { notFound } from '../graphql/errors.js';
 import type { ChildFilter } from '../graphql/loaders.js';
 import { idOf } from '../graphql/node.js';
@@ -84,10 +84,7 @@ function payload(result: ConnectionResult): ConnectionPayload {
 
 /** Loads a connection the principal may see, or throws NOT_FOUND. */
 export async function visibleConnection(ctx: Context, globalId: string): Promise<Connection> {
-  const connection = await ctx.loaders.connection.load(idOf(globalId, 'Connection', 'connection'));
-  if (!connection) throw notFound('connection');
-  assertWorkspace(ctx.principal!, connection.workspace.id, 'connection');
-  return connection;
+  return visible<Connection>(ctx, globalId, 'Connection');
 }
 
 export function operationFilters(args: OperationFilterArgs): Record<string, ChildFilter> {

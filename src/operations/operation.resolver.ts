@@ -15,13 +15,11 @@ import {
   Root,
 } from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
-import { assertWorkspace } from '../auth/scope.js';
 import { Connection } from '../connections/connection.entity.js';
 import { announceToolChange } from '../turns/cache-signal.js';
 import type { Context } from '../graphql/context.js';
-import { notFound } from '../graphql/errors.js';
+import { visible } from '../graphql/visible.js';
 import type { ChildFilter } from '../graphql/loaders.js';
-import { idOf } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Operation, RiskLevel } from './operation.entity.js';
@@ -32,10 +30,7 @@ export const ReviewReasonConnection = connectionType('ReviewReason', ReviewReaso
 
 /** Loads an operation the principal may see, or throws NOT_FOUND. */
 export async function visibleOperation(ctx: Context, globalId: string): Promise<Operation> {
-  const operation = await ctx.loaders.operation.load(idOf(globalId, 'Operation', 'operation'));
-  if (!operation) throw notFound('operation');
-  assertWorkspace(ctx.principal!, operation.workspace.id, 'operation');
-  return operation;
+  return visible<Operation>(ctx, globalId, 'Operation');
 }
 
 @InputType()

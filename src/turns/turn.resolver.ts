@@ -21,11 +21,12 @@ import {
 import { Assistant } from '../assistants/assistant.entity.js';
 import { setConnectedTools } from '../assistants/connected-tools.js';
 import { Role } from '../auth/api-token.entity.js';
-import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
+import { scopedWorkspace } from '../auth/scope.js';
 import { Connection } from '../connections/connection.entity.js';
 import { visibleConnection } from '../connections/connection.resolver.js';
 import type { Context } from '../graphql/context.js';
-import { badInput, forbidden, notFound, unauthenticated } from '../graphql/errors.js';
+import { visible } from '../graphql/visible.js';
+import { badInput, forbidden, unauthenticated } from '../graphql/errors.js';
 import { idOf, toGlobalId } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
@@ -251,10 +252,7 @@ function toEvent(e: TurnEventRecord): TurnEventType_ {
 }
 
 async function visibleAssistant(ctx: Context, globalId: string): Promise<Assistant> {
-  const assistant = await ctx.loaders.assistant.load(idOf(globalId, 'Assistant', 'assistant'));
-  if (!assistant) throw notFound('assistant');
-  assertWorkspace(ctx.principal!, assistant.workspace.id, 'assistant');
-  return assistant;
+  return visible<Assistant>(ctx, globalId, 'Assistant');
 }
 
 @Resolver(() => Turn)
@@ -352,10 +350,7 @@ export class TurnResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
   @Query(() => Turn)
   async turn(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Turn> {
-    const turn = await ctx.em.findOne(Turn, { id: idOf(id, 'Turn', 'turn') });
-    if (!turn) throw notFound('turn');
-    assertWorkspace(ctx.principal!, turn.workspace.id, 'turn');
-    return turn;
+    return visible<Turn>(ctx, id, 'Turn');
   }
 
   @FieldResolver(() => TurnCallConnection, { description: 'The calls, in order.' })

@@ -15,7 +15,7 @@ import {
 } from 'type-graphql';
 import { Assistant } from '../assistants/assistant.entity.js';
 import { Role } from '../auth/api-token.entity.js';
-import { assertWorkspace, scopedWorkspace } from '../auth/scope.js';
+import { scopedWorkspace } from '../auth/scope.js';
 import { audit } from '../audit/audit.js';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { Connection } from '../connections/connection.entity.js';
@@ -26,8 +26,7 @@ import {
 } from '../connections/connection.resolver.js';
 import { Operation } from '../operations/operation.entity.js';
 import type { Context } from '../graphql/context.js';
-import { notFound } from '../graphql/errors.js';
-import { idOf } from '../graphql/node.js';
+import { visible } from '../graphql/visible.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Workspace } from './workspace.entity.js';
@@ -79,10 +78,7 @@ export class WorkspaceResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
   @Query(() => Workspace)
   async workspace(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Workspace> {
-    const workspace = await ctx.loaders.workspace.load(idOf(id, 'Workspace', 'workspace'));
-    if (!workspace) throw notFound('workspace');
-    assertWorkspace(ctx.principal!, workspace.id, 'workspace');
-    return workspace;
+    return visible<Workspace>(ctx, id, 'Workspace');
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
