@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,8 @@ export interface TestApp {
   config: Config;
   /** Every SQL statement run since the last resetQueries(). */
   queries: string[];
+  /** Every log line, at debug level, when started with `captureLogs`. */
+  logs: string[];
   resetQueries(): void;
   token(role: Role, workspaceId?: string | null, label?: string): Promise<string>;
   gql<T, V>(
@@ -52,7 +55,12 @@ export async function createEmptyDatabase(): Promise<string> {
 }
 
 export async function startTestApp(
-  options: { databaseUrl?: string; env?: Record<string, string>; bootstrapAdmin?: boolean } = {},
+  options: {
+    databaseUrl?: string;
+    env?: Record<string, string>;
+    bootstrapAdmin?: boolean;
+    captureLogs?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ct-app-'));
   const config = loadConfig({
@@ -66,7 +74,15 @@ export async function startTestApp(
     ...options.env,
   });
   const queries: string[] = [];
-  const app = await startApp(config, createLogger(config.logLevel), {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logs.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  const logger = options.captureLogs ? createLogger('debug', sink) : createLogger(config.logLevel);
+  const app = await startApp(config, logger, {
     onQuery: (sql) => queries.push(sql),
     bootstrapAdmin: options.bootstrapAdmin ?? false,
   });
@@ -84,6 +100,7 @@ export async function startTestApp(
     wsUrl: app.http.wsUrl,
     config,
     queries,
+    logs,
     resetQueries: () => {
       queries.length = 0;
     },
