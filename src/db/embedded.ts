@@ -197,6 +197,15 @@ export async function startEmbeddedPostgres(
     }
   }
 
+  // Another process of ours (the server, while `npm run token` runs) may already run this cluster:
+  // share it rather than fail on its lock file, and leave stopping it to its owner.
+  const running = await runningPort(pgdata);
+  if (running !== null) {
+    const url = `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${running}/${DATABASE_NAME}`;
+    log(`embedded PostgreSQL already running on 127.0.0.1:${running}; sharing it`);
+    return { url, stop: async () => undefined };
+  }
+
   if (!(await portIsFree(state.port))) state.port = await anyFreePort();
   await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
 
@@ -234,6 +243,26 @@ export async function startEmbeddedPostgres(
       return stopped;
     },
   };
+}
+
+/** The port of a live postmaster on `pgdata` (from its postmaster.pid), or null. */
+async function runningPort(pgdata: string): Promise<number | null> {
+  let lines: string[];
+  try {
+    lines = (await readFile(join(pgdata, 'postmaster.pid'), 'utf8')).split('\n');
+  } catch {
+    return null;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: alive, but another user's (the postgres user, when we are not root).
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+  }
+  return (await portIsFree(port)) ? null : port;
 }
 
 function waitUntilReady(child: ChildProcess): Promise<void> {

@@ -19,13 +19,9 @@ interface Started {
 }
 
 async function start(): Promise<Started> {
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  delete env.DATABASE_URL;
-  delete env.SECRET_KEY;
-  Object.assign(env, { DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'development', LOG_LEVEL: 'info' });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env,
+    env: embeddedEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -47,6 +43,28 @@ async function start(): Promise<Started> {
     });
   });
   return { child, url, stdout: () => out };
+}
+
+function embeddedEnv(): Record<string, string> {
+  const env: Record<string, string> = { ...process.env } as Record<string, string>;
+  delete env.DATABASE_URL;
+  delete env.SECRET_KEY;
+  return Object.assign(env, { DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'development', LOG_LEVEL: 'info' });
+}
+
+/** `npm run token -- …` against the same DATA_DIR; returns the printed token. */
+async function mintWithScript(args: string[]): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/token.ts', ...args], {
+    cwd: root,
+    env: embeddedEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`token script failed (${code}): ${out}`);
+  return out.trim().split('\n').at(-1)!.trim();
 }
 
 async function stop(s: Started): Promise<number | null> {
@@ -83,6 +101,12 @@ describe('npm start on the embedded default', () => {
       expect((await readFile(join(dataDir, 'admin-token'), 'utf8')).trim()).toBe(token);
       expect(await viewer(first.url, token)).toEqual({
         data: { viewer: { role: 'ADMIN', label: 'first admin' } },
+      });
+      // `npm run token` while the server runs shares its embedded cluster instead of failing on it.
+      const minted = await mintWithScript(['--role', 'operator', '--label', 'second person']);
+      expect(minted).toMatch(/^ctk_/);
+      expect(await viewer(first.url, minted)).toEqual({
+        data: { viewer: { role: 'OPERATOR', label: 'second person' } },
       });
       expect(await stop(first)).toBe(0);
 
