@@ -5,16 +5,8 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { inject } from 'vitest';
-import { startApp, type App } from '../../../src/app.js';
+import type { App } from '../../../src/app.js';
 import { Role } from '../../../src/auth/api-token.entity.js';
-import { mintToken } from '../../../src/auth/auth.service.js';
-import { loadConfig } from '../../../src/config.js';
-import { createLogger } from '../../../src/logger.js';
 import { OAuthCredential } from '../../../src/oauth/oauth-credential.entity.js';
 import { tokenAad } from '../../../src/oauth/oauth.service.js';
 import {
@@ -22,7 +14,7 @@ import {
   CreateConnectionDocument,
   CreateWorkspaceDocument,
 } from '../../generated/graphql.js';
-import type { GraphQLResult } from '../../support/app.js';
+import { startTestApp, type GraphQLResult } from '../../support/app.js';
 import type { OAuthPeer } from '../../support/oauth-server.js';
 
 /** The public address the app believes it has; the tests deliver the browser's callback themselves. */
@@ -46,26 +38,9 @@ export interface LoggedApp {
 }
 
 export async function startLoggedApp(): Promise<LoggedApp> {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      logs.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATABASE_URL: inject('databaseUrl'),
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: await mkdtemp(join(tmpdir(), 'ct-oauth-')),
-    SECRET_KEY: randomBytes(32).toString('hex'),
-    PUBLIC_URL,
-    LOG_LEVEL: 'debug',
-  });
-  const app = await startApp(config, createLogger('debug', sink), { bootstrapAdmin: false });
+  const t = await startTestApp({ captureLogs: true, env: { PUBLIC_URL } });
   const gql = async <T, V>(doc: TypedDocumentNode<T, V>, variables: V, token: string) => {
-    const res = await fetch(app.http.url, {
+    const res = await fetch(t.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query: print(doc), variables }),
@@ -74,24 +49,18 @@ export async function startLoggedApp(): Promise<LoggedApp> {
     return { ...(JSON.parse(raw) as GraphQLResult<T>), raw };
   };
   return {
-    app,
-    origin: new URL(app.http.url).origin,
-    logs,
-    token: async (role, label, workspaceId) =>
-      (
-        await mintToken(app.services.orm.em.fork(), {
-          role,
-          label: label ?? `oauth ${role.toLowerCase()}`,
-          workspaceId: workspaceId ?? null,
-        })
-      ).token,
+    app: t.app,
+    origin: new URL(t.url).origin,
+    logs: t.logs,
+    token: (role, label, workspaceId) =>
+      t.token(role, workspaceId ?? null, label ?? `oauth ${role.toLowerCase()}`),
     gql,
     ok: async (doc, variables, token) => {
       const result = await gql(doc, variables, token);
       if (result.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(result.errors)}`);
       return result.data!;
     },
-    stop: () => app.stop(),
+    stop: () => t.stop(),
   };
 }
 
