@@ -2,6 +2,9 @@
  * Which addresses the service may be told to call, checked when a connection is saved. The
  * outbound client checks again at connect time, after DNS, where a name could resolve anywhere.
  */
+import { isIP } from 'node:net';
+import { isAddressAllowed } from './outbound.js';
+
 export interface UrlPolicy {
   /** Hosts (name, or name:port) allowed over http:// and to non-public addresses. */
   allowHosts: readonly string[];
@@ -45,6 +48,19 @@ export function checkUrl(raw: string, policy: UrlPolicy, options: { httpsOnly?: 
   if (url.hash) return { ok: false, code: 'URL_INVALID', message: 'must not contain a #fragment' };
   const trusted =
     isAllowListed(url, policy.allowHosts) || (policy.allowLoopback && isLoopbackHost(url.hostname));
+  // An address written into the URL can be judged now; names are judged at connect time, after DNS.
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (
+    !isAllowListed(url, policy.allowHosts) &&
+    isIP(literal) !== 0 &&
+    !isAddressAllowed(literal, policy.allowLoopback)
+  ) {
+    return {
+      ok: false,
+      code: 'URL_REFUSED',
+      message: 'points to a private, loopback, link-local or metadata address',
+    };
+  }
   if (url.protocol === 'http:' && (options.httpsOnly || !trusted)) {
     return { ok: false, code: 'URL_REFUSED', message: 'must be an https:// address' };
   }

@@ -109,6 +109,19 @@ describe('createConnection input checks', () => {
       'URL_INVALID',
     ],
     ['a missing endpoint', { endpointUrl: null }, ['input', 'endpointUrl'], 'REQUIRED'],
+    ['a private address', { endpointUrl: 'https://10.1.2.3/mcp' }, ['input', 'endpointUrl'], 'URL_REFUSED'],
+    [
+      'the metadata address',
+      { endpointUrl: 'https://169.254.169.254/latest' },
+      ['input', 'endpointUrl'],
+      'URL_REFUSED',
+    ],
+    [
+      'an IPv4-mapped private address',
+      { endpointUrl: 'https://[::ffff:192.168.0.1]/mcp' },
+      ['input', 'endpointUrl'],
+      'URL_REFUSED',
+    ],
   ] as const)('should refuse %s', async (_label, over, field, code) => {
     const result = await t.ok(CreateConnectionDocument, { input: mcp(over) }, admin);
     expect(result.createConnection.userErrors).toEqual([
