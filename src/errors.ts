@@ -8,10 +8,14 @@ export class AppError extends Error {
     /** Stable, machine-readable code, such as `DESCRIPTION_TOO_LARGE`. Never contains secrets. */
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options: { cause?: unknown; data?: Record<string, unknown> } = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.data = options.data ?? {};
   }
+
+  /** Structured, secret-free details of the failure, such as `{ status }`. */
+  readonly data: Readonly<Record<string, unknown>>;
 }
 
 export function isAppError(value: unknown): value is AppError {

@@ -76,17 +76,15 @@ export class OutboundError extends AppError {
    * was never established). A WRITE may be retried only then.
    */
   readonly reachedServer: boolean;
-  /** Structured, secret-free details, such as `{ status }` or `{ host, limitBytes }`. */
-  readonly data: Readonly<Record<string, unknown>>;
 
+  /** `data` holds structured, secret-free details, such as `{ status }` or `{ host, limitBytes }`. */
   constructor(
     code: OutboundErrorCode,
     message: string,
     options: { reachedServer: boolean; data?: Record<string, unknown>; cause?: unknown },
   ) {
-    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, message, { data: options.data, cause: options.cause });
     this.reachedServer = options.reachedServer;
-    this.data = options.data ?? {};
   }
 }
 

@@ -214,10 +214,8 @@ export type McpErrorCode = (typeof McpErrorCode)[keyof typeof McpErrorCode];
 export class McpClientError extends AppError {
   override readonly name = 'McpClientError';
   declare readonly code: McpErrorCode;
-  readonly data: Readonly<Record<string, unknown>>;
   constructor(code: McpErrorCode, message: string, data: Record<string, unknown> = {}, cause?: unknown) {
-    super(code, message, cause === undefined ? undefined : { cause });
-    this.data = data;
+    super(code, message, { data, cause });
   }
 }
 
@@ -1008,28 +1006,21 @@ export class McpClient {
               failureRetried = true;
               continue;
             }
-            return withBase(
-              {
-                kind: 'transport_error',
-                code: failure.code,
-                reachedServer: failure.reachedServer,
-                message: failure.message,
-              },
-              attempts,
-              started,
-            );
+            break;
           default:
-            return withBase(
-              {
-                kind: 'transport_error',
-                code: failure.code,
-                reachedServer: failure.reachedServer,
-                message: failure.message,
-              },
-              attempts,
-              started,
-            );
+            break;
         }
+        // No retry left: the same outcome as any other transport failure.
+        return withBase(
+          {
+            kind: 'transport_error',
+            code: failure.code,
+            reachedServer: failure.reachedServer,
+            message: failure.message,
+          },
+          attempts,
+          started,
+        );
       }
 
       switch (reply.type) {

@@ -38,7 +38,7 @@ export class OAuthError extends AppError {
   readonly field: string[] | null;
 
   constructor(code: OAuthErrorCode, message: string, options: { field?: string[]; cause?: unknown } = {}) {
-    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, message, { cause: options.cause });
     this.field = options.field ?? null;
   }
 }
