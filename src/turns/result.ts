@@ -16,7 +16,10 @@ export interface CallResult {
   structuredContent: JsonObject | null;
   /** Failures: one line for the model (and the debugger). Null on success. */
   message: string | null;
+  /** Attempts at the call: 0 (stopped before any request), 1, or 2 after the one retry. */
   attempts: number;
+  /** Requests sent again because the server refused them without acting (new session, renewed token). */
+  resends: number;
   durationMs: number;
   truncated: boolean;
 }
@@ -93,6 +96,7 @@ export function failure(status: CallStatus, message: string, attempts = 0, durat
     structuredContent: null,
     message,
     attempts,
+    resends: 0,
     durationMs,
     truncated: false,
   };
@@ -109,7 +113,11 @@ export function fromMcpOutcome(
   scrubber: Scrubber,
 ): CallResult {
   const outcome = scrubber.json(raw);
-  const base = { attempts: outcome.attempts, durationMs: Math.round(outcome.durationMs) };
+  const base = {
+    attempts: outcome.attempts,
+    resends: outcome.resends,
+    durationMs: Math.round(outcome.durationMs),
+  };
   switch (outcome.kind) {
     case 'success': {
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
@@ -177,7 +185,7 @@ export function fromHttpAnswer(
   raw: { status: number; contentType: string; body: string },
   maxChars: number,
   scrubber: Scrubber,
-): Omit<CallResult, 'attempts' | 'durationMs'> {
+): Omit<CallResult, 'attempts' | 'resends' | 'durationMs'> {
   const answer = { ...raw, body: scrubber.text(raw.body) };
   let parsed: JsonValue | undefined;
   if (/\bjson\b/i.test(answer.contentType) && answer.body !== '') {
