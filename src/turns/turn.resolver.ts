@@ -141,6 +141,17 @@ export class CallToolPayload {
   @Field(() => Int, { nullable: true })
   seq!: number | null;
 
+  @Field(() => Boolean, {
+    description:
+      'True when the call is on record (its TurnCall and, for a WRITE, its ledger row) before this answer. ' +
+      'False when the platform could not store the record, for example while its database is down: the ' +
+      "result is still the tool's real result, and callId (when given) is the id its record will have. " +
+      'A WRITE is sent only after its ledger intent is stored, so a WRITE that ran always has a ledger row; ' +
+      'its outcome is stored later or closed as OUTCOME_UNKNOWN (see README, "The ledger"). Also false ' +
+      'for calls refused without any record (the turn has finished, the tools could not be read).',
+  })
+  recorded!: boolean;
+
   @Field(() => Int)
   attempts!: number;
 
@@ -333,6 +344,7 @@ export class TurnResolver {
       truncated: result.truncated,
       callId: result.callId ? toGlobalId('TurnCall', result.callId) : null,
       seq: result.seq,
+      recorded: result.recorded,
       attempts: result.attempts,
       durationMs: result.durationMs,
     };
