@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from './config.js';
+import { serializeError } from './log-errors.js';
 
 /** Field paths that may hold secrets; pino replaces their values before anything is written. */
 export const REDACT_PATHS = [
@@ -23,6 +24,8 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
       level,
       base: undefined,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      // Database errors carry their statement's values: logged as class, codes and shape only.
+      serializers: { err: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination as pino.DestinationStream | undefined,

@@ -1,8 +1,13 @@
 /**
- * Every real description in ../shared/corpus/openapi converts, or is refused with the right code,
- * and every schema it produces passes an independent checker. Local files only: no network.
+ * Every real description in the OpenAPI corpus converts, or is refused with the right code, and every
+ * schema it produces passes an independent checker. Local files only: no network.
+ *
+ * Which corpus: `CORPUS_DIR` (a folder with a MANIFEST.tsv) if set, else `../shared/corpus/openapi`
+ * beside the checkout if it exists, else the small vendored subset in test/fixtures/openapi, so a
+ * plain clone still tests real descriptions. Tests that name files outside the subset run only
+ * on the full corpus.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +18,25 @@ import { buildRequest } from '../../../src/openapi/request.js';
 import { checkInputSchema, newAjv } from './schema-check.js';
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
-const corpusDir = resolve(repoRoot, '../shared/corpus/openapi');
+const vendoredDir = resolve(repoRoot, 'test/fixtures/openapi');
+
+function pickCorpus(): { dir: string; full: boolean; label: string } {
+  const fromEnv = process.env.CORPUS_DIR;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const dir = resolve(fromEnv);
+    if (!existsSync(join(dir, 'MANIFEST.tsv'))) throw new Error(`CORPUS_DIR=${dir} has no MANIFEST.tsv`);
+    return { dir, full: true, label: `CORPUS_DIR ${dir}` };
+  }
+  const shared = resolve(repoRoot, '../shared/corpus/openapi');
+  if (existsSync(join(shared, 'MANIFEST.tsv')))
+    return { dir: shared, full: true, label: `full corpus ${shared}` };
+  return { dir: vendoredDir, full: false, label: `vendored subset ${vendoredDir}` };
+}
+
+const corpus = pickCorpus();
+const corpusDir = corpus.dir;
+// The run says which corpus it used (also in the suite's name below).
+console.info(`OpenAPI corpus: ${corpus.label}`);
 
 interface ManifestRow {
   file: string;
@@ -48,9 +71,15 @@ function converted(file: string): ConversionResult {
   return result;
 }
 
-describe('the OpenAPI corpus', () => {
-  it('should list all 29 corpus files in the manifest', () => {
+describe(`the OpenAPI corpus (${corpus.label})`, () => {
+  it.runIf(corpus.full)('should list all 29 corpus files in the manifest', () => {
     expect(manifest).toHaveLength(29);
+  });
+
+  it.runIf(!corpus.full)('should list every vendored description in the manifest, and only those', () => {
+    const files = readdirSync(vendoredDir).filter((f) => /\.(json|ya?ml)$/.test(f));
+    expect(manifest.map((row) => row.file).sort()).toEqual(files.sort());
+    expect(files.length).toBeGreaterThanOrEqual(8);
   });
 
   it.each(manifest.filter((row) => REFUSED[row.file] !== undefined))(
@@ -98,92 +127,134 @@ describe('the OpenAPI corpus', () => {
     expect(problems).toEqual([]);
   });
 
-  it('should accept the 5.16 MB Stripe JSON, which is over 5,000,000 bytes but under 5 MiB', () => {
-    const bytes = readFileSync(join(corpusDir, 'stripe-spec3-2023-09-indent2-over5MB.json')).length;
-    expect(bytes).toBeGreaterThan(5_000_000);
-    expect(bytes).toBeLessThanOrEqual(5 * 1024 * 1024);
-    expect(converted('stripe-spec3-2023-09-indent2-over5MB.json').operations).toHaveLength(300);
-  });
-
-  it('should skip Stripe operations past the 300 limit, the deprecated ones and the multipart upload', () => {
-    const { skipped } = converted('stripe-spec3-2023-09-indent2-over5MB.json');
-    const reason = (code: string) => skipped.filter((s) => s.reason === code).map((s) => s.name);
-    expect(reason('DEPRECATED')).toHaveLength(4);
-    expect(reason('UNSUPPORTED_BODY')).toEqual(['PostFiles']);
-    expect(reason('LIMIT')).toHaveLength(468 - 300 - 4 - 1);
-  });
-
-  it('should convert Stripe PostCustomers to a form body whose metadata nests in brackets', () => {
-    const op = find('stripe-spec3-2023-09-indent2-over5MB.json', 'PostCustomers');
+  // swaggerapi-petstore3.yaml is in the vendored subset and the full corpus alike.
+  it('should convert the Swagger Petstore 3 addPet to a JSON body and skip the octet-stream upload', () => {
+    const op = find('swaggerapi-petstore3.yaml', 'addPet');
     expect(op.binding).toMatchObject({
       method: 'POST',
-      path: '/v1/customers',
-      bodyEncoding: 'form',
+      path: '/pet',
+      bodyEncoding: 'json',
       wholeBody: false,
     });
-    expect(op.binding.baseUrl).toBe('https://api.stripe.com');
-    const metadata = op.binding.fields.find((f) => f.name === 'metadata');
-    expect(metadata).toMatchObject({ in: 'body', wireName: 'metadata', style: 'deepObject' });
-    const properties = op.inputSchema.properties as Record<string, Record<string, unknown>>;
-    // anyOf [object of strings, ""]: the first option is taken.
-    expect(properties.metadata).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
-    expect(properties.address).toMatchObject({ type: 'object', additionalProperties: false });
-
-    const built = buildRequest(op.binding, {
-      email: 'a@example.com',
-      metadata: { order_id: '6735', 'note x': 'a&b' },
-      expand: ['default_source', 'tax'],
-      address: { city: 'Paris' },
-    });
-    expect(built.ok).toBe(true);
-    if (!built.ok) return;
-    expect(built.request.contentType).toBe('application/x-www-form-urlencoded');
-    const pairs = (built.request.body ?? '').split('&').sort();
-    expect(pairs).toEqual(
-      [
-        'address[city]=Paris',
-        'email=a%40example.com',
-        'expand[]=default_source',
-        'expand[]=tax',
-        'metadata[note%20x]=a%26b',
-        'metadata[order_id]=6735',
-      ].sort(),
-    );
-  });
-
-  it('should keep Stripe GetCustomers query objects as deepObject and send no body', () => {
-    const op = find('stripe-spec3-2023-09-indent2-over5MB.json', 'GetCustomers');
-    expect(op.binding.bodyEncoding).toBeNull();
-    const built = buildRequest(op.binding, { created: { gte: 1700000000 }, limit: 3 });
+    // A relative server ("/v3") resolves against the description's address.
+    expect(op.binding.baseUrl).toBe('https://descriptions.example.com/v3');
+    expect(op.inputSchema.required).toEqual(['name', 'photoUrls']);
+    const built = buildRequest(op.binding, { name: 'Rex', photoUrls: ['u'], status: 'available' });
     expect(built).toMatchObject({
       ok: true,
-      request: { url: 'https://api.stripe.com/v1/customers?created[gte]=1700000000&limit=3', body: null },
+      request: { url: 'https://descriptions.example.com/v3/pet', contentType: 'application/json' },
     });
+    if (built.ok)
+      expect(JSON.parse(built.request.body ?? '')).toEqual({
+        name: 'Rex',
+        photoUrls: ['u'],
+        status: 'available',
+      });
+    const { skipped } = converted('swaggerapi-petstore3.yaml');
+    expect(skipped.map((s) => [s.name, s.reason])).toEqual([['uploadFile', 'UNSUPPORTED_BODY']]);
   });
 
-  it('should take Kubernetes path-level parameters into every operation of the path', () => {
-    const op = find('kubernetes-swagger-v1.9.12.json', 'readNamespacedPod');
-    expect(op.binding.path).toBe('/api/v1/namespaces/{namespace}/pods/{name}');
-    expect(op.binding.fields).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ name: 'name', in: 'path', required: true }),
-        expect.objectContaining({ name: 'namespace', in: 'path', required: true }),
-        // `pretty` is declared on the path item, `exact` on the operation.
-        expect.objectContaining({ name: 'pretty', in: 'query' }),
-        expect.objectContaining({ name: 'exact', in: 'query' }),
-      ]),
-    );
-    expect(op.inputSchema.required).toEqual(['name', 'namespace']);
-    // No host in the description: the base comes from the description's address.
-    expect(op.binding.baseUrl).toBe('https://descriptions.example.com');
-    const replace = find('kubernetes-swagger-v1.9.12.json', 'replaceNamespacedPod');
-    expect(replace.binding).toMatchObject({ method: 'PUT', bodyEncoding: 'json', wholeBody: false });
-    expect(replace.binding.fields.map((f) => f.name)).toEqual(
-      expect.arrayContaining(['name', 'namespace', 'spec']),
-    );
-  });
+  it.runIf(corpus.full)(
+    'should accept the 5.16 MB Stripe JSON, which is over 5,000,000 bytes but under 5 MiB',
+    () => {
+      const bytes = readFileSync(join(corpusDir, 'stripe-spec3-2023-09-indent2-over5MB.json')).length;
+      expect(bytes).toBeGreaterThan(5_000_000);
+      expect(bytes).toBeLessThanOrEqual(5 * 1024 * 1024);
+      expect(converted('stripe-spec3-2023-09-indent2-over5MB.json').operations).toHaveLength(300);
+    },
+  );
 
-  it('should convert Slack Swagger 2 formData parameters to form fields', () => {
+  it.runIf(corpus.full)(
+    'should skip Stripe operations past the 300 limit, the deprecated ones and the multipart upload',
+    () => {
+      const { skipped } = converted('stripe-spec3-2023-09-indent2-over5MB.json');
+      const reason = (code: string) => skipped.filter((s) => s.reason === code).map((s) => s.name);
+      expect(reason('DEPRECATED')).toHaveLength(4);
+      expect(reason('UNSUPPORTED_BODY')).toEqual(['PostFiles']);
+      expect(reason('LIMIT')).toHaveLength(468 - 300 - 4 - 1);
+    },
+  );
+
+  it.runIf(corpus.full)(
+    'should convert Stripe PostCustomers to a form body whose metadata nests in brackets',
+    () => {
+      const op = find('stripe-spec3-2023-09-indent2-over5MB.json', 'PostCustomers');
+      expect(op.binding).toMatchObject({
+        method: 'POST',
+        path: '/v1/customers',
+        bodyEncoding: 'form',
+        wholeBody: false,
+      });
+      expect(op.binding.baseUrl).toBe('https://api.stripe.com');
+      const metadata = op.binding.fields.find((f) => f.name === 'metadata');
+      expect(metadata).toMatchObject({ in: 'body', wireName: 'metadata', style: 'deepObject' });
+      const properties = op.inputSchema.properties as Record<string, Record<string, unknown>>;
+      // anyOf [object of strings, ""]: the first option is taken.
+      expect(properties.metadata).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
+      expect(properties.address).toMatchObject({ type: 'object', additionalProperties: false });
+
+      const built = buildRequest(op.binding, {
+        email: 'a@example.com',
+        metadata: { order_id: '6735', 'note x': 'a&b' },
+        expand: ['default_source', 'tax'],
+        address: { city: 'Paris' },
+      });
+      expect(built.ok).toBe(true);
+      if (!built.ok) return;
+      expect(built.request.contentType).toBe('application/x-www-form-urlencoded');
+      const pairs = (built.request.body ?? '').split('&').sort();
+      expect(pairs).toEqual(
+        [
+          'address[city]=Paris',
+          'email=a%40example.com',
+          'expand[]=default_source',
+          'expand[]=tax',
+          'metadata[note%20x]=a%26b',
+          'metadata[order_id]=6735',
+        ].sort(),
+      );
+    },
+  );
+
+  it.runIf(corpus.full)(
+    'should keep Stripe GetCustomers query objects as deepObject and send no body',
+    () => {
+      const op = find('stripe-spec3-2023-09-indent2-over5MB.json', 'GetCustomers');
+      expect(op.binding.bodyEncoding).toBeNull();
+      const built = buildRequest(op.binding, { created: { gte: 1700000000 }, limit: 3 });
+      expect(built).toMatchObject({
+        ok: true,
+        request: { url: 'https://api.stripe.com/v1/customers?created[gte]=1700000000&limit=3', body: null },
+      });
+    },
+  );
+
+  it.runIf(corpus.full)(
+    'should take Kubernetes path-level parameters into every operation of the path',
+    () => {
+      const op = find('kubernetes-swagger-v1.9.12.json', 'readNamespacedPod');
+      expect(op.binding.path).toBe('/api/v1/namespaces/{namespace}/pods/{name}');
+      expect(op.binding.fields).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ name: 'name', in: 'path', required: true }),
+          expect.objectContaining({ name: 'namespace', in: 'path', required: true }),
+          // `pretty` is declared on the path item, `exact` on the operation.
+          expect.objectContaining({ name: 'pretty', in: 'query' }),
+          expect.objectContaining({ name: 'exact', in: 'query' }),
+        ]),
+      );
+      expect(op.inputSchema.required).toEqual(['name', 'namespace']);
+      // No host in the description: the base comes from the description's address.
+      expect(op.binding.baseUrl).toBe('https://descriptions.example.com');
+      const replace = find('kubernetes-swagger-v1.9.12.json', 'replaceNamespacedPod');
+      expect(replace.binding).toMatchObject({ method: 'PUT', bodyEncoding: 'json', wholeBody: false });
+      expect(replace.binding.fields.map((f) => f.name)).toEqual(
+        expect.arrayContaining(['name', 'namespace', 'spec']),
+      );
+    },
+  );
+
+  it.runIf(corpus.full)('should convert Slack Swagger 2 formData parameters to form fields', () => {
     const op = find('slack-web-openapi-v2.json', 'chat_postMessage');
     expect(op.binding).toMatchObject({
       method: 'POST',
@@ -215,7 +286,7 @@ describe('the OpenAPI corpus', () => {
     });
   });
 
-  it('should keep the YAML 1.2 strings ON and OFF in the Google enum', () => {
+  it.runIf(corpus.full)('should keep the YAML 1.2 strings ON and OFF in the Google enum', () => {
     const { operations } = converted('google-abusiveexperiencereport-v1.yaml');
     const text = JSON.stringify(operations);
     expect(text).not.toContain('"enum":[true');
@@ -226,13 +297,16 @@ describe('the OpenAPI corpus', () => {
     expect(JSON.stringify(document)).toContain('"OFF"');
   });
 
-  it('should rename OpenAI bracketed parameter names and keep the real name on the wire', () => {
-    const result = converted('openai-openapi.json');
-    const op = result.operations.find((o) => o.binding.fields.some((f) => f.wireName === 'event_types[]'));
-    expect(op).toBeDefined();
-    const field = op?.binding.fields.find((f) => f.wireName === 'event_types[]');
-    expect(field?.name).toBe('event_types');
-  });
+  it.runIf(corpus.full)(
+    'should rename OpenAI bracketed parameter names and keep the real name on the wire',
+    () => {
+      const result = converted('openai-openapi.json');
+      const op = result.operations.find((o) => o.binding.fields.some((f) => f.wireName === 'event_types[]'));
+      expect(op).toBeDefined();
+      const field = op?.binding.fields.find((f) => f.wireName === 'event_types[]');
+      expect(field?.name).toBe('event_types');
+    },
+  );
 });
 
 describe('the independent checker', () => {
