@@ -146,14 +146,17 @@ export class CallToolPayload {
       'True when the call is on record (its TurnCall and, for a WRITE, its ledger row) before this answer. ' +
       'False when the platform could not store the record, for example while its database is down: the ' +
       "result is still the tool's real result, and callId (when given) is the id its record will have. " +
-      'A WRITE is sent only after its ledger intent is stored, so a WRITE that ran always has a ledger row; ' +
-      'its outcome is stored later or closed as OUTCOME_UNKNOWN (see README, "The ledger"). Also false ' +
-      'for calls refused without any record (the turn has finished, the tools could not be read).',
+      'Also false for calls refused without any record (the turn has finished, the tools could not be read).',
   })
   recorded!: boolean;
 
-  @Field(() => Int)
+  @Field(() => Int, { description: 'Attempts at the call: 0, 1, or 2 after the one retry.' })
   attempts!: number;
+
+  @Field(() => Int, {
+    description: 'Refused requests sent again (new session, renewed token); not attempts.',
+  })
+  resends!: number;
 
   @Field(() => Int)
   durationMs!: number;
@@ -346,6 +349,7 @@ export class TurnResolver {
       seq: result.seq,
       recorded: result.recorded,
       attempts: result.attempts,
+      resends: result.resends,
       durationMs: result.durationMs,
     };
   }
