@@ -88,7 +88,7 @@ describe('tokens in the API', () => {
       createdBy: 'token admin',
       active: true,
     });
-    const viewer = await B.ok(ViewerDocument, {}, made.secret!);
+    const viewer = await B.ok(ViewerDocument, {}, made.secret);
     expect(viewer.viewer).toMatchObject({ role: 'CUSTOMER', label: 'acme dashboard' });
 
     const listed = await A.gql(ApiTokensDocument, { first: 100 }, admin);
