@@ -45,7 +45,7 @@ async function callOpenApi(
       const body = await res.text();
       const contentType = String(res.headers['content-type'] ?? '');
       const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars);
-      return { ...result, attempts: attempt, durationMs: Math.round(performance.now() - started) };
+      return { ...result, attempts: attempt, resends: 0, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       const durationMs = Math.round(performance.now() - started);
       if (!isOutboundError(err)) throw err;
@@ -183,9 +183,11 @@ async function retryWithRenewedToken(
         services.logger.warn({ err, connectionId }, 'could not mark the connection as needing sign-in'),
       );
   }
+  // The refused request did nothing: sending it again with the new token is the same attempt.
   return {
     ...second,
-    attempts: first.attempts + second.attempts,
+    attempts: first.attempts + second.attempts - 1,
+    resends: first.resends + second.resends + 1,
     durationMs: first.durationMs + second.durationMs,
   };
 }

@@ -140,7 +140,7 @@ describe('the 2026-07-28 stateless revision', () => {
       { text: 'x' },
       READ,
     );
-    expect(outcome).toMatchObject({ kind: 'success', attempts: 2 });
+    expect(outcome).toMatchObject({ kind: 'success', attempts: 1, resends: 1 });
     expect(s.requests.map((r) => r.method)).toEqual([
       'tools/call',
       'initialize',
@@ -197,7 +197,7 @@ describe('@modelcontextprotocol/server 2.4.0', () => {
     expect(found.initialize.protocolVersion).toBe('2025-06-18');
     const ep = endpoint(s.url, { protocolVersion: '2025-06-18' });
     const outcome = await c.callTool(ep, 'echo', { text: 'again' }, READ);
-    expect(outcome).toMatchObject({ kind: 'success', attempts: 2 });
+    expect(outcome).toMatchObject({ kind: 'success', attempts: 1, resends: 1 });
     const calls = s.requests.filter((r) => r.method === 'tools/call');
     expect(calls.at(-1)!.headers['mcp-session-id']).toBeDefined();
     expect(calls.at(-1)!.headers['mcp-protocol-version']).toBe('2025-06-18');

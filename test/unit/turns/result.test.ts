@@ -19,6 +19,7 @@ const ok = (
   structuredContent,
   message: null,
   attempts: 1,
+  resends: 0,
   durationMs: 1,
   truncated: false,
 });
@@ -79,7 +80,14 @@ describe('fromMcpOutcome', () => {
   it('should tell the model a tool that asks for more input cannot finish here', () => {
     const result = fromMcpOutcome(
       'crm__confirm',
-      { kind: 'input_required', needs: 'an answer from the user', message: 'x', attempts: 1, durationMs: 3 },
+      {
+        kind: 'input_required',
+        needs: 'an answer from the user',
+        message: 'x',
+        attempts: 1,
+        resends: 0,
+        durationMs: 3,
+      },
       64_000,
     );
     expect(result).toMatchObject({ status: CallStatus.TOOL_ERROR, ok: false, attempts: 1 });
