@@ -14,6 +14,8 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+export const DEFAULT_TOOL_ARGS_MAX_DEPTH = 64; // nesting of a call's arguments
+export const DEFAULT_TOOL_ARGS_MAX_BYTES = 256 * 1024; // a call's arguments, serialized
 /** ADMIN and OPERATOR bodies: a 5 MiB description inside JSON, even if a third of it needs escaping. */
 export const DEFAULT_MAX_BODY_BYTES_STAFF = 8 * 1024 * 1024; // 8 MiB
 /** CUSTOMER and RUNTIME bodies: callTool arguments and the console's inputs. */
@@ -61,6 +63,8 @@ export interface Config {
     maxBodyBytes: number;
   };
   toolResultMaxChars: number;
+  /** A call's arguments past these are refused (REJECTED) before anything is recorded or sent. */
+  toolArguments: { maxDepth: number; maxBytes: number };
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -214,6 +218,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    toolArguments: {
+      maxDepth: int(env, 'TOOL_ARGS_MAX_DEPTH', DEFAULT_TOOL_ARGS_MAX_DEPTH, 1, 1_000),
+      maxBytes: int(env, 'TOOL_ARGS_MAX_BYTES', DEFAULT_TOOL_ARGS_MAX_BYTES, 1024, 16 * 1024 * 1024),
+    },
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
