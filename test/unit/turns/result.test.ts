@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { capContent, normalizeContent, fromHttpAnswer, fromMcpOutcome } from '../../../src/turns/result.js';
 import { makeScrubber, NO_SECRETS } from '../../../src/connections/scrub.js';
+import { CallStatus } from '../../../src/turns/turn-call.entity.js';
 
 describe('normalizeContent', () => {
   it.each([
@@ -102,5 +103,27 @@ describe('capContent', () => {
     expect(JSON.stringify(big.content).length).toBeLessThanOrEqual(1_000 + 200);
     expect(JSON.stringify(big.content)).toMatch(/The result was cut/);
     expect(big.structuredContent).toBeNull();
+  });
+});
+
+describe('fromMcpOutcome', () => {
+  it('should tell the model a tool that asks for more input cannot finish here', () => {
+    const result = fromMcpOutcome(
+      'crm__confirm',
+      {
+        kind: 'input_required',
+        needs: 'an answer from the user',
+        message: 'x',
+        attempts: 1,
+        resends: 0,
+        durationMs: 3,
+      },
+      64_000,
+      NO_SECRETS,
+    );
+    expect(result).toMatchObject({ status: CallStatus.TOOL_ERROR, ok: false, attempts: 1 });
+    expect(result.message).toBe(
+      'The tool crm__confirm needs an answer from the user before it can finish, and the platform cannot provide that inside a conversation. Nothing more will happen for this call; tell the customer this action must be done another way.',
+    );
   });
 });
