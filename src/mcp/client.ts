@@ -134,6 +134,20 @@ export interface CallToolOptions {
   timeoutMs?: number;
   /** Aborting ends the call as `cancelled` and sends `notifications/cancelled`. */
   signal?: AbortSignal;
+  /**
+   * Notifications the server sends on the call's stream before its answer (`notifications/progress`,
+   * `notifications/message`), as they arrive; untrusted and unbounded, so the receiver bounds them.
+   * When set, the call carries a `progressToken` in `_meta` so that servers report progress.
+   */
+  onNotification?: (notification: ServerNotification) => void;
+}
+
+/** A notification a server sent during a call; `params` is whatever it sent (untrusted). */
+export interface ServerNotification {
+  method: string;
+  params: unknown;
+  /** The progress token this call sent, to match `notifications/progress` against. */
+  progressToken: string;
 }
 
 /** Stable codes of `protocol_error` outcomes and of `UPSTREAM_PROTOCOL_ERROR`'s `data.reason`. */
@@ -514,6 +528,7 @@ export class McpClient {
     body: string,
     timeoutMs: number,
     signal?: AbortSignal,
+    onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
     const headers = await this.#headers(ep, sessionId);
     const res = await this.#outbound.request(ep.url, {
@@ -539,7 +554,7 @@ export class McpClient {
       }
       return toReply(message, id, res);
     }
-    if (type === 'text/event-stream') return this.#readStream(ep, sessionId, id, res);
+    if (type === 'text/event-stream') return this.#readStream(ep, sessionId, id, res, onNotification);
     await res.dump();
     if (type === '' && (res.status === 202 || res.status === 204)) {
       return { type: 'protocol', problem: 'NO_RESPONSE', detail: `HTTP ${res.status} without an answer` };
@@ -556,6 +571,7 @@ export class McpClient {
     sessionId: string | undefined,
     id: number,
     res: OutboundResponse,
+    onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
     let answered = 0;
     try {
@@ -590,6 +606,12 @@ export class McpClient {
           if (message.id !== undefined && message.id !== null && answered < MAX_SERVER_REQUESTS_ANSWERED) {
             answered++;
             this.#answerServerRequest(ep, sessionId, message);
+          } else if (message.id === undefined && onNotification) {
+            try {
+              onNotification(message.method, message.params);
+            } catch {
+              // The receiver's problem must not end the call.
+            }
           }
           continue;
         }
@@ -956,7 +978,14 @@ export class McpClient {
     const timeoutMs = this.#timeout(ep, options.timeoutMs);
     const { signal } = options;
     const retrySafe = options.risk === 'READ' || options.idempotent;
-    const params = JSON.stringify({ name, arguments: args });
+    const { onNotification } = options;
+    const progressToken = `ct-${this.#nextId}-${Math.floor(performance.now())}`;
+    const params = JSON.stringify(
+      onNotification ? { name, arguments: args, _meta: { progressToken } } : { name, arguments: args },
+    );
+    const notify = onNotification
+      ? (method: string, p: unknown) => onNotification({ method, params: p, progressToken })
+      : undefined;
     const tally: Tally = { attempts: 0, resends: 0 };
     let sessionRetried = false;
     let failureRetried = false;
@@ -969,7 +998,7 @@ export class McpClient {
       const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`;
       let reply: Reply;
       try {
-        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal);
+        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal, notify);
       } catch (err) {
         if (err instanceof AuthHeadersFailed) {
           return withBase(

@@ -9,7 +9,7 @@
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
 import { credentialHeaders, mcpEndpoint, openSecret } from '../connections/endpoint.js';
 import { isOutboundError } from '../http/outbound.js';
-import type { CallToolOutcome } from '../mcp/client.js';
+import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
@@ -45,7 +45,12 @@ async function callOpenApi(
       const body = await res.text();
       const contentType = String(res.headers['content-type'] ?? '');
       const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars);
-      return { ...result, attempts: attempt, resends: 0, durationMs: Math.round(performance.now() - started) };
+      return {
+        ...result,
+        attempts: attempt,
+        resends: 0,
+        durationMs: Math.round(performance.now() - started),
+      };
     } catch (err) {
       const durationMs = Math.round(performance.now() - started);
       if (!isOutboundError(err)) throw err;
@@ -103,6 +108,8 @@ export async function dispatch(
   op: CachedOperation,
   tool: string,
   args: JsonObject,
+  /** The server's notifications during the call, with the scrub for this call's secrets. */
+  onNotification?: (notification: ServerNotification, scrub: (text: string) => string) => void,
 ): Promise<CallResult> {
   if (op.connection.status === 'NEEDS_SIGN_IN') {
     return failure(
@@ -131,12 +138,16 @@ export async function dispatch(
       return headers;
     };
   }
+  const scrubText = (text: string): string =>
+    scrubSecrets(failure(CallStatus.SUCCEEDED, text), secrets).message!;
+  const notify = onNotification ? (n: ServerNotification) => onNotification(n, scrubText) : undefined;
   let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    onNotification: notify,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome, secrets);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, secrets, notify);
   }
   return scrubSecrets(fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars), secrets);
 }
@@ -157,6 +168,7 @@ async function retryWithRenewedToken(
   args: JsonObject,
   first: CallToolOutcome,
   secrets: string[],
+  onNotification?: (n: ServerNotification) => void,
 ): Promise<CallToolOutcome> {
   const oauth = services.oauth;
   const connectionId = op.connection.id;
@@ -175,6 +187,7 @@ async function retryWithRenewedToken(
   const second = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    onNotification,
   });
   if (second.kind === 'auth_required') {
     await oauth

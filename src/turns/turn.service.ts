@@ -18,7 +18,9 @@ import { notFound } from '../graphql/errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
+import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
+import { eventArguments, eventResult } from './event-payload.js';
 import { failure, type CallResult } from './result.js';
 import type { CachedOperation, ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
@@ -251,7 +253,12 @@ export class TurnService {
       .execute<{ call_seq: number }[]>(CALL_START_SQL, [
         turnId,
         callId,
-        JSON.stringify({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
+        JSON.stringify({
+          name,
+          operationKey: op?.key ?? null,
+          risk: op?.risk ?? null,
+          ...eventArguments(args),
+        }),
       ])
       .then((rows) => rows[0]?.call_seq ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
@@ -280,9 +287,23 @@ export class TurnService {
         return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
     }
 
+    const progress = new CallProgress(
+      this.#orm,
+      this.services.logger,
+      {
+        workspaceId: turn.workspaceId,
+        assistantId: turn.assistantId,
+        conversationId: turn.conversationId,
+        turnId,
+        callId,
+        name,
+      },
+      startP.catch(() => null),
+    );
     let result: CallResult;
     try {
-      result = early ?? (await dispatch(this.services, op!, name, args));
+      result =
+        early ?? (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub)));
     } catch (err) {
       // A bug of ours must still not break the conversation.
       this.services.logger.error({ err, turnId, name }, 'tool call failed inside the service');
@@ -306,6 +327,7 @@ export class TurnService {
       if (seq === null)
         return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
     }
+    await progress.drain();
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = op?.risk === 'WRITE';
     const argsJson = JSON.stringify(args);
@@ -354,6 +376,8 @@ export class TurnService {
         attempts: result.attempts,
         resends: result.resends,
         message: result.message,
+        result: eventResult(result),
+        progress: progress.record(),
       }),
     ];
     // One retry: a WRITE's ledger row matters more than a few milliseconds.
