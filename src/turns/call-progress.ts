@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
 import type { Logger } from '../logger.js';
 import type { ServerNotification } from '../mcp/client.js';
+import { storableJson } from './storable.js';
 import { ProgressGate, toProgressLine, type ProgressLimits, type ProgressRecord } from './progress.js';
 
 const PROGRESS_SQL = `
@@ -64,7 +65,7 @@ export class CallProgress {
             c.conversationId,
             c.turnId,
             c.callId,
-            JSON.stringify({ seq, name: c.name, progress: line }),
+            storableJson({ seq, name: c.name, progress: line }),
           ]);
       } catch (err) {
         this.logger.warn({ err, turnId: this.call.turnId }, 'could not record the progress of a call');
