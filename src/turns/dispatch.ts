@@ -7,14 +7,15 @@
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
-import { credentialHeaders, mcpEndpoint, openSecret } from '../connections/endpoint.js';
+import { connectionSecrets, credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
+import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
 import { rejectionMessage, uncheckableMessage } from './arguments.js';
-import { failure, fromHttpAnswer, fromMcpOutcome, scrubSecrets, type CallResult } from './result.js';
+import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
 import { argumentCheckOf, type CachedOperation } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 
@@ -23,6 +24,7 @@ async function callOpenApi(
   op: CachedOperation,
   tool: string,
   args: JsonObject,
+  scrubber: Scrubber,
 ): Promise<CallResult> {
   const started = performance.now();
   const built = buildRequest(op.binding!, args);
@@ -44,7 +46,7 @@ async function callOpenApi(
       });
       const body = await res.text();
       const contentType = String(res.headers['content-type'] ?? '');
-      const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars);
+      const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars, scrubber);
       return {
         ...result,
         attempts: attempt,
@@ -123,23 +125,42 @@ export async function dispatch(
   if (!check.ok) return failure(CallStatus.REJECTED, uncheckableMessage(tool, check.reason));
   const verdict = check.validate(args);
   if (!verdict.ok) return failure(CallStatus.REJECTED, rejectionMessage(tool, verdict.problems));
-  // Whatever credential this call sends, the answer must not echo it to the model or the records.
-  const secrets: string[] = [];
-  const key = openSecret(services, op.connection);
-  if (key !== null) secrets.push(key);
+  // Whatever credential this call sends, the answer must not echo it to the model or the records:
+  // every text the server sends is scrubbed before it is cut, stored or returned. The stored
+  // secrets are read while the call runs.
+  // If the stored OAuth secrets cannot be read, the token this call sent is still scrubbed.
+  const stored = connectionSecrets(services, op.connection).catch((err: unknown) => {
+    services.logger.warn({ err, connectionId: op.connection.id }, 'could not read the secrets to scrub');
+    return [] as string[];
+  });
+  const seen: string[] = [];
+  const scrubber = async (): Promise<Scrubber> => makeScrubber([...(await stored), ...seen]);
   if (op.connection.kind === ConnectionKind.OPENAPI)
-    return scrubSecrets(await callOpenApi(services, op, tool, args), secrets);
+    return callOpenApi(services, op, tool, args, await scrubber());
   const endpoint = mcpEndpoint(services, op.connection);
   const getAuthHeaders = endpoint.getAuthHeaders;
   if (getAuthHeaders) {
     endpoint.getAuthHeaders = async () => {
       const headers = await getAuthHeaders();
-      secrets.push(...bearerValues(headers));
+      seen.push(...bearerValues(headers));
       return headers;
     };
   }
-  const scrubText = (text: string): string =>
-    scrubSecrets(failure(CallStatus.SUCCEEDED, text), secrets).message!;
+  // Progress and log lines are scrubbed like the answer; a token renewed mid-call joins the rule.
+  // The stored secrets are read while the call runs (not awaited: no added latency); lines that
+  // come before they are known are scrubbed of what this call sent.
+  let storedSecrets: string[] | null = null;
+  void stored.then((list) => (storedSecrets = list));
+  let lineScrubber: Scrubber | null = null;
+  let scrubbedFor = '';
+  const scrubText = (text: string): string => {
+    const state = `${storedSecrets === null ? 0 : 1}:${seen.length}`;
+    if (!lineScrubber || scrubbedFor !== state) {
+      lineScrubber = makeScrubber([...(storedSecrets ?? []), ...seen]);
+      scrubbedFor = state;
+    }
+    return lineScrubber.text(text);
+  };
   const notify = onNotification ? (n: ServerNotification) => onNotification(n, scrubText) : undefined;
   let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
@@ -147,9 +168,9 @@ export async function dispatch(
     onNotification: notify,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome, secrets, notify);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify);
   }
-  return scrubSecrets(fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars), secrets);
+  return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await scrubber());
 }
 
 /** The token part of `Authorization: Bearer …` values. */
