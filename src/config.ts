@@ -14,6 +14,8 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
+export const DEFAULT_DESCRIPTION_TIMEOUT_MS = 20_000; // per description, then DESCRIPTION_TOO_COMPLEX
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -40,6 +42,8 @@ export interface Config {
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
+  /** OpenAPI descriptions are parsed and converted off the event loop, on this many workers, within this time. */
+  descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
   builtInTools: DeclaredTool[];
 }
@@ -175,5 +179,9 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
+    descriptions: {
+      workers: int(env, 'DESCRIPTION_WORKERS', DEFAULT_DESCRIPTION_WORKERS, 1, 8),
+      timeoutMs: int(env, 'DESCRIPTION_TIMEOUT_MS', DEFAULT_DESCRIPTION_TIMEOUT_MS, 100, 600_000),
+    },
   };
 }
