@@ -16,6 +16,21 @@ export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
 export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
 export const DEFAULT_DESCRIPTION_TIMEOUT_MS = 20_000; // per description, then DESCRIPTION_TOO_COMPLEX
+/** ADMIN and OPERATOR bodies: a 5 MiB description inside JSON, even if a third of it needs escaping. */
+export const DEFAULT_MAX_BODY_BYTES_STAFF = 8 * 1024 * 1024; // 8 MiB
+/** CUSTOMER and RUNTIME bodies: callTool arguments and the console's inputs. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024; // 1 MiB
+/** Lexical tokens in one GraphQL document (the console's largest query has under 100). */
+export const DEFAULT_GRAPHQL_MAX_TOKENS = 5_000;
+/** Field selections written in one document, fragments counted once. */
+export const DEFAULT_GRAPHQL_MAX_FIELDS = 500;
+/** Bytes of one GraphQL document (the query text; variables are bounded by the body cap). */
+export const DEFAULT_GRAPHQL_MAX_DOCUMENT_BYTES = 64 * 1024; // 64 KiB
+/** Subscriptions open at once on one instance, per token and per WebSocket. */
+export const DEFAULT_SUBSCRIPTIONS_PER_TOKEN = 20;
+export const DEFAULT_SUBSCRIPTIONS_PER_SOCKET = 10;
+/** Stored events one subscription replays after `afterSeq` before it must resubscribe. */
+export const DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS = 5_000;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -46,6 +61,21 @@ export interface Config {
   descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
   builtInTools: DeclaredTool[];
+  /** What one caller may send (README, "Limits"). */
+  limits: Limits;
+}
+
+export interface Limits {
+  /** Request body cap for ADMIN and OPERATOR tokens (and their WebSocket messages). */
+  maxBodyBytesStaff: number;
+  /** Request body cap for every other role. Requests without a valid token are never read. */
+  maxBodyBytes: number;
+  maxTokens: number;
+  maxFields: number;
+  maxDocumentBytes: number;
+  subscriptionsPerToken: number;
+  subscriptionsPerSocket: number;
+  replayMaxEvents: number;
 }
 
 export class ConfigError extends Error {
@@ -182,6 +212,40 @@ export function loadConfig(env: Env = process.env): Config {
     descriptions: {
       workers: int(env, 'DESCRIPTION_WORKERS', DEFAULT_DESCRIPTION_WORKERS, 1, 8),
       timeoutMs: int(env, 'DESCRIPTION_TIMEOUT_MS', DEFAULT_DESCRIPTION_TIMEOUT_MS, 100, 600_000),
+    },
+    limits: {
+      maxBodyBytesStaff: int(
+        env,
+        'MAX_BODY_BYTES_STAFF',
+        DEFAULT_MAX_BODY_BYTES_STAFF,
+        1024,
+        256 * 1024 * 1024,
+      ),
+      maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1024, 256 * 1024 * 1024),
+      maxTokens: int(env, 'GRAPHQL_MAX_TOKENS', DEFAULT_GRAPHQL_MAX_TOKENS, 100, 1_000_000),
+      maxFields: int(env, 'GRAPHQL_MAX_FIELDS', DEFAULT_GRAPHQL_MAX_FIELDS, 10, 100_000),
+      maxDocumentBytes: int(
+        env,
+        'GRAPHQL_MAX_DOCUMENT_BYTES',
+        DEFAULT_GRAPHQL_MAX_DOCUMENT_BYTES,
+        1024,
+        16 * 1024 * 1024,
+      ),
+      subscriptionsPerToken: int(env, 'SUBSCRIPTIONS_PER_TOKEN', DEFAULT_SUBSCRIPTIONS_PER_TOKEN, 1, 10_000),
+      subscriptionsPerSocket: int(
+        env,
+        'SUBSCRIPTIONS_PER_SOCKET',
+        DEFAULT_SUBSCRIPTIONS_PER_SOCKET,
+        1,
+        10_000,
+      ),
+      replayMaxEvents: int(
+        env,
+        'SUBSCRIPTION_REPLAY_MAX_EVENTS',
+        DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS,
+        1,
+        10_000_000,
+      ),
     },
   };
 }

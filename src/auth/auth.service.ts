@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiToken, Role } from './api-token.entity.js';
 import type { Principal } from './principal.js';
-import { generateToken, hashToken } from './tokens.js';
+import { generateToken, hashToken, isWellFormedToken } from './tokens.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
 const PRINCIPAL_CACHE_TTL_MS = 10_000; // a revoked token stops working within 10 seconds
@@ -17,7 +17,7 @@ export class AuthService {
   }
 
   async authenticate(em: EntityManager, token: string | null): Promise<Principal | null> {
-    if (!token) return null;
+    if (!token || !isWellFormedToken(token)) return null;
     const hash = hashToken(token);
     const now = Date.now();
     const hit = this.#cache.get(hash);

@@ -7,6 +7,11 @@ export function generateToken(): string {
   return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
+/** The shape generateToken makes: anything else is refused without a database lookup. */
+export function isWellFormedToken(token: string): boolean {
+  return /^ctk_[A-Za-z0-9_-]{43}$/.test(token);
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }

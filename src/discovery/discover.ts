@@ -33,6 +33,7 @@ import {
   type SkippedItem,
 } from './discovery-run.entity.js';
 import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+import { KeyedSerial } from './serial.js';
 
 /** The error code of a run overtaken by a newer one of the same connection. */
 export const SUPERSEDED = 'SUPERSEDED';
@@ -198,7 +199,16 @@ export function describeFailure(err: unknown): { code: string; message: string }
   return { code: 'INTERNAL', message: 'discovery failed because of an internal error; it has been logged' };
 }
 
+/**
+ * Most discovery transactions (applying a listing, recording a failure) running at once in this
+ * process. Each holds one pool connection (of 10), so the rest of the service always has some.
+ */
+export const DEFAULT_DISCOVERY_DB_SLOTS = 4;
+
 export class DiscoveryService {
+  /** Runs of one connection apply one at a time, waiting here rather than on the row lock. */
+  readonly #admission = new KeyedSerial(DEFAULT_DISCOVERY_DB_SLOTS);
+
   constructor(
     private readonly services: Services,
     /** Called after a run changed operations, so caches on every instance can drop them. */
@@ -236,7 +246,9 @@ export class DiscoveryService {
             : 'the description has no usable operations; nothing was changed',
         );
       }
-      const changed = await this.apply(connection.id, run.id, listing, principal);
+      const changed = await this.#admission.run(connection.id, () =>
+        this.apply(connection.id, run.id, listing, principal),
+      );
       await this.onChanged(connection.id, connection.workspace.id).catch((err: unknown) =>
         logger.warn({ err }, 'cache notification failed'),
       );
@@ -252,26 +264,30 @@ export class DiscoveryService {
       if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
       else logger.info({ code: failure.code, connectionId }, 'discovery failed');
       const failedEm = orm.em.fork();
-      await failedEm.transactional(async (tx) => {
-        const r = await tx.findOneOrFail(DiscoveryRun, { id: run.id });
-        r.outcome = DiscoveryOutcome.FAILED;
-        r.errorCode = failure.code;
-        r.errorMessage = failure.message;
-        r.finishedAt = new Date();
-        const c = await tx.findOneOrFail(Connection, { id: connection.id });
-        // A run overtaken by a newer one leaves the connection as the newer run set it.
-        if (failure.code === SUPERSEDED) return;
-        c.status = statusAfterFailure(failure.code, c.credentialKind);
-        c.lastDiscoveryAt = r.finishedAt;
-        c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
-        audit(tx, { label: principal.label } as Principal, {
-          workspaceId: c.workspace.id,
-          action: 'DISCOVER',
-          targetType: 'Connection',
-          targetId: c.nodeId,
-          after: { run: r.nodeId, trigger: r.trigger, outcome: r.outcome, errorCode: r.errorCode },
-        });
-      });
+      // A slot, but not the connection's queue: this short transaction waits at most for the
+      // apply that holds the row lock, and that one never waits for anything in this process.
+      await this.#admission.run(`failure:${run.id}`, () =>
+        failedEm.transactional(async (tx) => {
+          const r = await tx.findOneOrFail(DiscoveryRun, { id: run.id });
+          r.outcome = DiscoveryOutcome.FAILED;
+          r.errorCode = failure.code;
+          r.errorMessage = failure.message;
+          r.finishedAt = new Date();
+          const c = await tx.findOneOrFail(Connection, { id: connection.id });
+          // A run overtaken by a newer one leaves the connection as the newer run set it.
+          if (failure.code === SUPERSEDED) return;
+          c.status = statusAfterFailure(failure.code, c.credentialKind);
+          c.lastDiscoveryAt = r.finishedAt;
+          c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
+          audit(tx, { label: principal.label } as Principal, {
+            workspaceId: c.workspace.id,
+            action: 'DISCOVER',
+            targetType: 'Connection',
+            targetId: c.nodeId,
+            after: { run: r.nodeId, trigger: r.trigger, outcome: r.outcome, errorCode: r.errorCode },
+          });
+        }),
+      );
       // The status changed (FAILED, NEEDS_SIGN_IN): calls must see it on every instance.
       await this.onChanged(connection.id, connection.workspace.id).catch((e: unknown) =>
         logger.warn({ err: e }, 'cache notification failed'),
@@ -296,12 +312,13 @@ export class DiscoveryService {
       const workspaceId = connection.workspace.id;
       // Sources are read outside the lock, so a slower, older run may arrive after a newer one
       // applied: it must not put the older listing back. Run ids are time-ordered (UUIDv7).
-      const newer = await tx
-        .getConnection()
-        .execute<unknown[]>(
-          `select 1 from discovery_run where connection_id = ? and outcome = 'SUCCEEDED' and id > ? limit 1`,
-          [connectionId, runId],
-        );
+      // Every statement goes through `tx`, so it runs on the transaction's own connection. (A bare
+      // `getConnection().execute()` would take a second pool connection while this one holds the
+      // lock: enough of those at once and the pool deadlocks.)
+      const newer = await tx.execute<unknown[]>(
+        `select 1 from discovery_run where connection_id = ? and outcome = 'SUCCEEDED' and id > ? limit 1`,
+        [connectionId, runId],
+      );
       if (newer.length > 0) {
         throw new AppError(
           SUPERSEDED,
@@ -317,12 +334,10 @@ export class DiscoveryService {
 
       // Keys in use anywhere in the workspace, and keys that call history still names, are taken.
       const taken = new Set<string>();
-      const keyRows = await tx
-        .getConnection()
-        .execute<{ key: string }[]>(
-          `select key from operation where workspace_id = ? union select distinct operation_key as key from turn_call where workspace_id = ? and operation_key is not null`,
-          [workspaceId, workspaceId],
-        );
+      const keyRows = await tx.execute<{ key: string }[]>(
+        `select key from operation where workspace_id = ? union select distinct operation_key as key from turn_call where workspace_id = ? and operation_key is not null`,
+        [workspaceId, workspaceId],
+      );
       for (const row of keyRows) taken.add(row.key);
 
       const plan = reconcile(

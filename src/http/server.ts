@@ -18,10 +18,9 @@ import { createContext, type Context } from '../graphql/context.js';
 import { unauthenticated } from '../graphql/errors.js';
 import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
+import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
 import type { Services } from '../services.js';
 
-/** The largest request body read: a 5 MiB description, JSON-escaped, fits with room to spare. */
-export const MAX_REQUEST_BODY_BYTES = 16 * 1024 * 1024;
 const GRAPHQL_PATH = '/graphql';
 /** How often open WebSockets have their token checked again (revocation takes effect within this, plus the 10 s token cache). */
 export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
@@ -64,19 +63,6 @@ export function formatErrorFor(services: Pick<Services, 'logger'>) {
     services.logger.error({ err: original, path: formatted.path }, 'internal error in a GraphQL request');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL' } };
   };
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > limit) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -122,7 +108,24 @@ export async function startHttpServer(
   });
   await apollo.start();
 
-  const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH, maxPayload: 1024 * 1024 });
+  const wsServer = new WebSocketServer({
+    server: httpServer,
+    path: GRAPHQL_PATH,
+    maxPayload: services.config.limits.maxBodyBytesStaff,
+    // A token in the upgrade's Authorization header is checked before the socket opens; without
+    // one, connection_init must carry it.
+    verifyClient: (info, done) => {
+      const header = info.req.headers.authorization;
+      if (header === undefined) return done(true);
+      void services.auth.authenticate(services.orm.em.fork(), bearerToken(header)).then(
+        (principal) =>
+          principal
+            ? done(true)
+            : done(false, 401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }),
+        () => done(false, 503, 'Service Unavailable'),
+      );
+    },
+  });
   const formatError = formatErrorFor(services);
   const mask = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
     errors.map((e) => formatError(e.toJSON(), e));
@@ -135,7 +138,8 @@ export async function startHttpServer(
         const raw =
           ctx.connectionParams?.authorization ??
           ctx.connectionParams?.Authorization ??
-          ctx.connectionParams?.token;
+          ctx.connectionParams?.token ??
+          ctx.extra.request.headers.authorization;
         const token = typeof raw === 'string' ? (bearerToken(raw) ?? raw) : null;
         const principal = await services.auth.authenticate(services.orm.em.fork(), token);
         if (!principal || !token) return false; // closes with 4403 Forbidden
@@ -233,16 +237,14 @@ export async function startHttpServer(
     if (route) return route(req, res, url);
     if (url.pathname !== GRAPHQL_PATH) return sendJson(res, 404, { error: 'not found' });
 
-    const body = req.method === 'POST' ? await readBody(req, MAX_REQUEST_BODY_BYTES) : '';
+    // The token first, from the headers alone: nothing of an unauthenticated request is read or parsed.
+    const token = bearerToken(req.headers.authorization);
+    const principal = await services.auth.authenticate(services.orm.em.fork(), token);
+    if (!principal) return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);
+    const limit = bodyLimitFor(principal.role, services.config.limits);
+    const body = req.method === 'POST' ? await readBody(req, limit) : '';
     if (body === null)
-      return sendJson(res, 413, {
-        errors: [
-          {
-            message: `request body over ${MAX_REQUEST_BODY_BYTES} bytes`,
-            extensions: { code: 'BAD_USER_INPUT' },
-          },
-        ],
-      });
+      return refuseEarly(req, res, 413, errorBody('BAD_USER_INPUT', `request body over ${limit} bytes`));
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
@@ -265,11 +267,7 @@ export async function startHttpServer(
     };
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest,
-      context: async () => {
-        const ctx = createContext(services, null);
-        ctx.principal = await services.auth.authenticate(ctx.em, bearerToken(req.headers.authorization));
-        return ctx;
-      },
+      context: () => Promise.resolve(createContext(services, principal)),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;

@@ -13,7 +13,8 @@
  * Sessions (DESIGN.md rule 6): this process keeps at most one session per connection id. A call
  * uses it when held, else goes without one; on 400 or 404 it runs `initialize` +
  * `notifications/initialized` once (shared by every call waiting at that moment), keeps the
- * `Mcp-Session-Id`, and retries once. Discovery uses a session of its own and DELETEs it at the end.
+ * `Mcp-Session-Id`, and sends the call once more: a re-send of a refused request, counted in the
+ * outcome's `resends`, not in `attempts`. Discovery uses a session of its own and DELETEs it at the end.
  *
  * Retries (DESIGN.md rule 7): besides the session retry, at most one retry after a failure: after a
  * timeout or a broken connection only for READ or idempotent tools; after a failed connect (the
@@ -163,8 +164,14 @@ export interface RpcErrorInfo {
 }
 
 interface OutcomeBase {
-  /** `tools/call` requests sent, retries included. */
+  /**
+   * Attempts at the call: 1, or 2 after a retry (a timeout or broken connection, rule 7). A request
+   * the server refused before acting on it (400/404 for want of a session) and that was sent again
+   * after `initialize` is the same attempt: it counts in `resends`, not here.
+   */
   attempts: number;
+  /** Requests sent again after the server refused them without acting (a new session: 0 or 1). */
+  resends: number;
   /** Wall time of the whole call, session handshake and retries included. */
   durationMs: number;
 }
@@ -220,7 +227,7 @@ export class McpClientError extends AppError {
 }
 
 type WithoutBase<T> = T extends unknown ? Omit<T, keyof OutcomeBase> : never;
-/** An outcome before `attempts` and `durationMs` are known. */
+/** An outcome before `attempts`, `resends` and `durationMs` are known. */
 type OutcomeBody = WithoutBase<CallToolOutcome>;
 
 type Reply =
@@ -245,11 +252,18 @@ interface Handshake {
 /** Raised inside the client when `getAuthHeaders` rejects. */
 class AuthHeadersFailed extends Error {}
 
-/** Completes an outcome with its attempts and wall time. */
-function withBase(outcome: OutcomeBody, attempts: number, started: number): CallToolOutcome {
+/** Requests of one call so far: attempts, and re-sends of a refused request. */
+interface Tally {
+  attempts: number;
+  resends: number;
+}
+
+/** Completes an outcome with its attempts, re-sends and wall time. */
+function withBase(outcome: OutcomeBody, tally: Tally, started: number): CallToolOutcome {
   return {
     ...outcome,
-    attempts,
+    attempts: tally.attempts,
+    resends: tally.resends,
     durationMs: Math.round((performance.now() - started) * 100) / 100,
   };
 }
@@ -943,14 +957,14 @@ export class McpClient {
     const { signal } = options;
     const retrySafe = options.risk === 'READ' || options.idempotent;
     const params = JSON.stringify({ name, arguments: args });
-    let attempts = 0;
+    const tally: Tally = { attempts: 0, resends: 0 };
     let sessionRetried = false;
     let failureRetried = false;
     const state = this.#sessions.get(ep.id);
     let sessionId = state?.ready ? state.sessionId : undefined;
 
     for (;;) {
-      attempts++;
+      tally.attempts++;
       const id = this.#nextId++;
       const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`;
       let reply: Reply;
@@ -964,7 +978,7 @@ export class McpClient {
               wwwAuthenticate: null,
               message: 'credentials for the tool server could not be obtained',
             },
-            attempts,
+            tally,
             started,
           );
         }
@@ -984,7 +998,7 @@ export class McpClient {
           );
         switch (failure.code) {
           case OutboundErrorCode.ABORTED:
-            return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, attempts, started);
+            return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, tally, started);
           case OutboundErrorCode.TIMEOUT:
             if (retrySafe && !failureRetried) {
               failureRetried = true;
@@ -996,7 +1010,7 @@ export class McpClient {
                 timeoutMs,
                 message: `the tool server did not answer within ${timeoutMs} ms`,
               },
-              attempts,
+              tally,
               started,
             );
           case OutboundErrorCode.CONNECT_FAILED:
@@ -1018,14 +1032,14 @@ export class McpClient {
             reachedServer: failure.reachedServer,
             message: failure.message,
           },
-          attempts,
+          tally,
           started,
         );
       }
 
       switch (reply.type) {
         case 'result':
-          return withBase(this.#toolResult(reply.result), attempts, started);
+          return withBase(this.#toolResult(reply.result), tally, started);
         case 'rpc_error':
           return withBase(
             {
@@ -1034,13 +1048,13 @@ export class McpClient {
               rpcError: reply.error,
               message: `the tool server returned JSON-RPC error ${reply.error.code}`,
             },
-            attempts,
+            tally,
             started,
           );
         case 'protocol':
           return withBase(
             { kind: 'protocol_error', code: reply.problem, rpcError: null, message: reply.detail },
-            attempts,
+            tally,
             started,
           );
         case 'http': {
@@ -1050,8 +1064,11 @@ export class McpClient {
             try {
               sessionId = await raceSignal(this.#ensureSession(ep, sessionId, timeoutMs), signal);
             } catch (err) {
-              return withBase(this.#handshakeFailure(err), attempts, started);
+              return withBase(this.#handshakeFailure(err), tally, started);
             }
+            // The refused request did nothing: sending it again is the same attempt.
+            tally.attempts--;
+            tally.resends++;
             continue;
           }
           if (reply.status === 401) {
@@ -1061,7 +1078,7 @@ export class McpClient {
                 wwwAuthenticate: reply.wwwAuthenticate,
                 message: 'the tool server requires authorization (HTTP 401)',
               },
-              attempts,
+              tally,
               started,
             );
           }
@@ -1072,7 +1089,7 @@ export class McpClient {
               bodyExcerpt: reply.bodyExcerpt,
               message: `the tool server answered HTTP ${reply.status}`,
             },
-            attempts,
+            tally,
             started,
           );
         }

@@ -13,8 +13,9 @@ import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
+import { rejectionMessage, uncheckableMessage } from './arguments.js';
 import { failure, fromHttpAnswer, fromMcpOutcome, scrubSecrets, type CallResult } from './result.js';
-import type { CachedOperation } from './tool-cache.js';
+import { argumentCheckOf, type CachedOperation } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 
 async function callOpenApi(
@@ -44,7 +45,7 @@ async function callOpenApi(
       const body = await res.text();
       const contentType = String(res.headers['content-type'] ?? '');
       const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars);
-      return { ...result, attempts: attempt, durationMs: Math.round(performance.now() - started) };
+      return { ...result, attempts: attempt, resends: 0, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       const durationMs = Math.round(performance.now() - started);
       if (!isOutboundError(err)) throw err;
@@ -109,6 +110,12 @@ export async function dispatch(
       `The tool ${tool} needs the operator to sign in to its server again. Nothing was done; tell the customer the team will check.`,
     );
   }
+  // Arguments are checked against the input schema before any request (issue 14): a refusal
+  // costs the model one turn, a bad request may cost a side effect or an opaque server error.
+  const check = argumentCheckOf(op);
+  if (!check.ok) return failure(CallStatus.REJECTED, uncheckableMessage(tool, check.reason));
+  const verdict = check.validate(args);
+  if (!verdict.ok) return failure(CallStatus.REJECTED, rejectionMessage(tool, verdict.problems));
   // Whatever credential this call sends, the answer must not echo it to the model or the records.
   const secrets: string[] = [];
   const key = openSecret(services, op.connection);
@@ -176,9 +183,11 @@ async function retryWithRenewedToken(
         services.logger.warn({ err, connectionId }, 'could not mark the connection as needing sign-in'),
       );
   }
+  // The refused request did nothing: sending it again with the new token is the same attempt.
   return {
     ...second,
-    attempts: first.attempts + second.attempts,
+    attempts: first.attempts + second.attempts - 1,
+    resends: first.resends + second.resends + 1,
     durationMs: first.durationMs + second.durationMs,
   };
 }

@@ -9,6 +9,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EventSignal, Notifier } from '../db/notifier.js';
+import { fromSqlTimestamp } from '../db/timestamps.js';
 import type { Logger } from '../logger.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnEventType } from './turn-event.entity.js';
@@ -50,7 +51,8 @@ interface Row {
   call_id: string | null;
   type: TurnEventType;
   payload: JsonObject;
-  created_at: Date;
+  /** Text: raw SQL gets timestamps as strings (see db/timestamps.ts). */
+  created_at: string | Date;
 }
 
 function toRecord(row: Row): TurnEventRecord {
@@ -63,7 +65,7 @@ function toRecord(row: Row): TurnEventRecord {
     callId: row.call_id,
     type: row.type,
     payload: row.payload,
-    createdAt: row.created_at,
+    createdAt: fromSqlTimestamp(row.created_at),
   };
 }
 

@@ -15,7 +15,10 @@ export interface CallResult {
   structuredContent: JsonObject | null;
   /** Failures: one line for the model (and the debugger). Null on success. */
   message: string | null;
+  /** Attempts at the call: 0 (stopped before any request), 1, or 2 after the one retry. */
   attempts: number;
+  /** Requests sent again because the server refused them without acting (new session, renewed token). */
+  resends: number;
   durationMs: number;
   truncated: boolean;
 }
@@ -119,6 +122,7 @@ export function failure(status: CallStatus, message: string, attempts = 0, durat
     structuredContent: null,
     message,
     attempts,
+    resends: 0,
     durationMs,
     truncated: false,
   };
@@ -126,7 +130,7 @@ export function failure(status: CallStatus, message: string, attempts = 0, durat
 
 /** An MCP call's outcome as a result for the model. `tool` is the declared name. */
 export function fromMcpOutcome(tool: string, outcome: CallToolOutcome, maxChars: number): CallResult {
-  const base = { attempts: outcome.attempts, durationMs: Math.round(outcome.durationMs) };
+  const base = { attempts: outcome.attempts, resends: outcome.resends, durationMs: Math.round(outcome.durationMs) };
   switch (outcome.kind) {
     case 'success': {
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
@@ -190,7 +194,7 @@ export function fromHttpAnswer(
   tool: string,
   answer: { status: number; contentType: string; body: string },
   maxChars: number,
-): Omit<CallResult, 'attempts' | 'durationMs'> {
+): Omit<CallResult, 'attempts' | 'resends' | 'durationMs'> {
   let parsed: JsonValue | undefined;
   if (/\bjson\b/i.test(answer.contentType) && answer.body !== '') {
     try {

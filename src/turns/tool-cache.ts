@@ -14,6 +14,7 @@ import type { CacheSignal, Notifier } from '../db/notifier.js';
 import type { Logger } from '../logger.js';
 import type { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
 import type { JsonObject, OpenApiBinding, Risk } from '../operations/types.js';
+import { compileArguments, type ArgumentCheck } from './arguments.js';
 import { declareTools, type DeclaredTool } from './declare.js';
 
 export const DEFAULT_TOOL_CACHE_MAX_ENTRIES = 10_000;
@@ -42,6 +43,14 @@ export interface CachedOperation {
   idempotent: boolean;
   binding: OpenApiBinding | null;
   connection: CachedConnection;
+  /** The compiled input schema, made on the first call and kept as long as this entry. */
+  argumentCheck?: ArgumentCheck;
+}
+
+/** The operation's compiled input schema: compiled on first use, then kept with the cache entry. */
+export function argumentCheckOf(op: CachedOperation): ArgumentCheck {
+  op.argumentCheck ??= compileArguments(op.inputSchema);
+  return op.argumentCheck;
 }
 
 export interface AssistantTools {

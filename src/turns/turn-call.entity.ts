@@ -63,9 +63,19 @@ export class TurnCall extends Node {
   @Property({ type: 'text', nullable: true })
   message: string | null = null;
 
-  @Field(() => Int)
+  @Field(() => Int, {
+    description:
+      'Attempts at the call: 0 (stopped before any request), 1, or 2 after the one retry. A re-send of a request the server refused without acting is not an attempt: see resends.',
+  })
   @Property({ type: 'integer' })
   attempts: number & Opt = 0;
+
+  @Field(() => Int, {
+    description:
+      'Requests sent again because the server refused them without acting: a new MCP session after 400/404, or a renewed OAuth token after 401.',
+  })
+  @Property({ type: 'integer' })
+  resends: number & Opt = 0;
 
   @Field(() => Int, { nullable: true })
   @Property({ type: 'integer', nullable: true })

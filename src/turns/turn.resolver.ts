@@ -141,8 +141,11 @@ export class CallToolPayload {
   @Field(() => Int, { nullable: true })
   seq!: number | null;
 
-  @Field(() => Int)
+  @Field(() => Int, { description: 'Attempts at the call: 0, 1, or 2 after the one retry.' })
   attempts!: number;
+
+  @Field(() => Int, { description: 'Refused requests sent again (new session, renewed token); not attempts.' })
+  resends!: number;
 
   @Field(() => Int)
   durationMs!: number;
@@ -334,6 +337,7 @@ export class TurnResolver {
       callId: result.callId ? toGlobalId('TurnCall', result.callId) : null,
       seq: result.seq,
       attempts: result.attempts,
+      resends: result.resends,
       durationMs: result.durationMs,
     };
   }

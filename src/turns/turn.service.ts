@@ -81,8 +81,8 @@ select s.call_seq, ${NOTIFY} from s, e`;
 const CALL_FINISH_SQL = `
 with c as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
-                         status, message, attempts, duration_ms, risk, started_at, finished_at)
-  values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, now())
+                         status, message, attempts, resends, duration_ms, risk, started_at, finished_at)
+  values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, now())
   returning id
 ), l as (
   insert into ledger_entry (id, workspace_id, assistant_id, turn_id, turn_call_id, connection_id, operation_id,
@@ -322,6 +322,7 @@ export class TurnService {
       result.status,
       result.message,
       result.attempts,
+      result.resends,
       durationMs,
       op?.risk ?? null,
       started,
@@ -351,6 +352,7 @@ export class TurnService {
         status: result.status,
         durationMs,
         attempts: result.attempts,
+        resends: result.resends,
         message: result.message,
       }),
     ];

@@ -100,7 +100,7 @@ describe('a server that never answers', () => {
     const s = await peer({ call: () => undefined });
     const c = client();
     const outcome = await c.callTool(endpoint(s.url, 300), 'slow', {}, READ);
-    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 300, attempts: 2 });
+    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 300, attempts: 2, resends: 0 });
     expect(outcome.durationMs).toBeGreaterThanOrEqual(590);
     expect(outcome.durationMs).toBeLessThan(1_500);
     await c.whenIdle();
@@ -108,6 +108,30 @@ describe('a server that never answers', () => {
     expect(ids).toHaveLength(2);
     expect(ids[0]).not.toBe(ids[1]);
     expect(cancelledIds(s)).toEqual(ids);
+  });
+
+  it('should count a session re-send apart from attempts: 400 without a session, then a timeout and its retry', async () => {
+    // The issue-12 case that used to report 3 attempts: the re-send after initialize is not an attempt.
+    const s = await peer({
+      initialize: (req, res) =>
+        sendJson(
+          res,
+          200,
+          { jsonrpc: '2.0', id: req.id, result: initializeResult() },
+          { 'mcp-session-id': 's-1' },
+        ),
+      call: (req, res) => {
+        if (req.headers['mcp-session-id'] === undefined)
+          sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'No session' } });
+        // With the session: never answers.
+      },
+    });
+    const c = client();
+    const outcome = await c.callTool(endpoint(s.url, 300), 'slow', {}, READ);
+    expect(outcome).toMatchObject({ kind: 'timeout', attempts: 2, resends: 1 });
+    await c.whenIdle();
+    expect(callIds(s)).toHaveLength(3);
+    expect(s.count('initialize')).toBe(1);
   });
 
   it('should not retry a WRITE call that timed out, since it may have reached the server', async () => {
@@ -434,6 +458,7 @@ describe('sessions from hostile servers', () => {
       kind: 'protocol_error',
       code: 'SESSION_ID_INVALID',
       attempts: 1,
+      resends: 0,
     });
     expect(s.count('tools/call')).toBe(1);
   });
@@ -446,7 +471,8 @@ describe('sessions from hostile servers', () => {
     expect(await client().callTool(endpoint(s.url), 'x', {}, READ)).toMatchObject({
       kind: 'http_error',
       status: 400,
-      attempts: 2,
+      attempts: 1,
+      resends: 1,
       bodyExcerpt: '{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}}',
     });
     expect(s.count('initialize')).toBe(1);

@@ -156,12 +156,13 @@ describe.each(shapes)('an SDK server (stateful: $stateful, json: $json)', ({ sta
       kind: 'success',
       content: [{ type: 'text', text: '{"q":"cats"}' }],
       structuredContent: { echo: { q: 'cats' } },
-      attempts: stateful ? 2 : 1,
+      attempts: 1,
+      resends: stateful ? 1 : 0,
     });
     expect(first.durationMs).toBeLessThan(2_000);
     expect(s.count('initialize')).toBe(stateful ? 1 : 0);
     const second = await c.callTool(ep, 'search', { q: 'dogs' }, READ);
-    expect(second).toMatchObject({ kind: 'success', attempts: 1 });
+    expect(second).toMatchObject({ kind: 'success', attempts: 1, resends: 0 });
     expect(s.count('initialize')).toBe(stateful ? 1 : 0);
     const calls = s.requests.filter((r) => r.method === 'tools/call');
     expect(new Set(calls.map((r) => r.id)).size).toBe(calls.length);
@@ -298,7 +299,7 @@ describe('an SDK server with sessions', () => {
     const [ended] = s.sessionIds();
     await s.endSession(ended as string);
     const outcome = await c.callTool(ep, 'search', { q: '2' }, READ);
-    expect(outcome).toMatchObject({ kind: 'success', attempts: 2 });
+    expect(outcome).toMatchObject({ kind: 'success', attempts: 1, resends: 1 });
     expect(s.count('initialize')).toBe(2);
     expect(s.sessionIds()).toHaveLength(1);
     expect(s.sessionIds()[0]).not.toBe(ended);
@@ -312,7 +313,8 @@ describe('an SDK server with sessions', () => {
     await s.endSession(s.sessionIds()[0] as string);
     expect(await c.callTool(ep, 'delete_doc', { id: '9' }, WRITE)).toMatchObject({
       kind: 'success',
-      attempts: 2,
+      attempts: 1,
+      resends: 1,
     });
     expect(s.count('initialize')).toBe(2);
   });
@@ -324,7 +326,7 @@ describe('an SDK server with sessions', () => {
     const outcomes = await Promise.all(
       Array.from({ length: 16 }, (_, i) => c.callTool(ep, 'search', { q: String(i) }, READ)),
     );
-    expect(outcomes.every((o) => o.kind === 'success' && o.attempts === 2)).toBe(true);
+    expect(outcomes.every((o) => o.kind === 'success' && o.attempts === 1 && o.resends === 1)).toBe(true);
     expect(s.count('initialize')).toBe(1);
     expect(s.sessionIds()).toHaveLength(1);
   });

@@ -165,6 +165,30 @@ describe('calls', () => {
     ).toMatchObject({ status: 'TIMEOUT', attempts: 1 });
   });
 
+  it('should count a session re-send apart from attempts, in the answer, the call record and the ledger', async () => {
+    // A fresh stateful server: the first call goes without a session, gets 400/404, and is re-sent.
+    const fresh = await startSdkServer({ stateful: true, json: true, tools: CRM_TOOLS });
+    try {
+      const w2 = await buildWorld(t, fresh.url, 'Sessions');
+      await connectTools(t, w2);
+      const turn = await begin(t, w2, 'resends');
+      const first = await call(t, w2, turn.turnId, 'sessions__update', { email: 'a@b.c', plan: 'pro' });
+      expect(first).toMatchObject({ ok: true, status: 'SUCCEEDED', attempts: 1, resends: 1 });
+      const second = await call(t, w2, turn.turnId, 'sessions__update', { email: 'a@b.c', plan: 'max' });
+      expect(second).toMatchObject({ ok: true, attempts: 1, resends: 0 });
+      expect(fresh.count('initialize')).toBe(2); // discovery's own session, then the calls' one
+      const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w2.admin);
+      expect(calls.turn.calls.nodes.map((c) => [c.seq, c.attempts, c.resends])).toEqual([
+        [1, 1, 1],
+        [2, 1, 0],
+      ]);
+      const ledger = await t.ok(LedgerDocument, { id: w2.workspaceId }, w2.admin);
+      expect(ledger.workspace.ledger.nodes.map((l) => l.attempts)).toEqual([1, 1]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('should refuse calls in a finished turn, and list turns', async () => {
     const turn = await begin(t, w, 'finishing');
     expect(

@@ -18,6 +18,7 @@ const ok = (
   structuredContent,
   message: null,
   attempts: 1,
+  resends: 0,
   durationMs: 1,
   truncated: false,
 });

@@ -1,0 +1,95 @@
+/**
+ * What a GraphQL request must get past before any real work: a valid token (from the headers
+ * alone), then a body under its caller's cap. Refusals here cost no parsing and, for a request
+ * without a valid token, no reading of its body.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Role } from '../auth/api-token.entity.js';
+import type { Limits } from '../config.js';
+
+/**
+ * A refused request whose body is declared at most this large is drained (read and dropped), so
+ * that its keep-alive connection stays usable; a larger or undeclared body is never read: the
+ * connection is closed once the refusal is written.
+ */
+export const DRAIN_MAX_BYTES = 16 * 1024; // 16 KiB
+
+/** The most a caller of this role may send in one request body or WebSocket message. */
+export function bodyLimitFor(role: Role, limits: Pick<Limits, 'maxBodyBytes' | 'maxBodyBytesStaff'>): number {
+  return role === Role.ADMIN || role === Role.OPERATOR ? limits.maxBodyBytesStaff : limits.maxBodyBytes;
+}
+
+/** A GraphQL-shaped error body, for refusals made before Apollo sees the request. */
+export function errorBody(code: string, message: string): string {
+  return JSON.stringify({ errors: [{ message, extensions: { code } }] });
+}
+
+function declaredLength(req: IncomingMessage): number | null {
+  const raw = req.headers['content-length'];
+  if (raw === undefined) return req.headers['transfer-encoding'] ? null : 0;
+  return /^\d+$/.test(raw) ? Number(raw) : null;
+}
+
+/**
+ * Answers without reading the request body past DRAIN_MAX_BYTES: a small body is drained so the
+ * connection can be reused, anything else gets `Connection: close` and its socket is destroyed as
+ * soon as the answer is written.
+ */
+export function refuseEarly(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  const length = declaredLength(req);
+  const drain =
+    req.method === 'GET' || req.method === 'HEAD' || (length !== null && length <= DRAIN_MAX_BYTES);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...headers,
+    ...(drain ? {} : { connection: 'close' }),
+  });
+  if (drain) {
+    res.end(body);
+    return;
+  }
+  req.pause();
+  res.end(body, () => {
+    if (!req.complete) req.socket.destroy();
+  });
+}
+
+/** 401 with `WWW-Authenticate: Bearer` (RFC 6750), decided from the headers alone. */
+export function refuseUnauthenticated(req: IncomingMessage, res: ServerResponse, tokenGiven: boolean): void {
+  refuseEarly(
+    req,
+    res,
+    401,
+    errorBody(
+      'UNAUTHENTICATED',
+      tokenGiven
+        ? 'the API token is not valid (revoked, unknown or malformed)'
+        : 'a valid API token is required (Authorization: Bearer …)',
+    ),
+    { 'www-authenticate': tokenGiven ? 'Bearer error="invalid_token"' : 'Bearer' },
+  );
+}
+
+/**
+ * Reads the body up to `limit` bytes; null when it is (or is declared) larger. Stops reading at
+ * the cap rather than buffering the rest.
+ */
+export async function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  const declared = declaredLength(req);
+  if (declared !== null && declared > limit) return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,236 @@
+/**
+ * The edge: a request without a valid token is refused from its headers alone (HTTP 401), bodies
+ * are capped per role, and graphql-ws parses nothing before connection_init is accepted.
+ */
+import { createClient } from 'graphql-ws';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { Role, startTestApp, type TestApp } from '../../support/app.js';
+
+let t: TestApp;
+let admin: string;
+let customer: string;
+let runtime: string;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  admin = await t.token(Role.ADMIN);
+  const ws = await t.ok<{ createWorkspace: { workspace: { id: string } } }, unknown>(
+    'mutation { createWorkspace(input: { name: "Edge" }) { workspace { id } } }',
+    {},
+    admin,
+  );
+  const rawWorkspace = Buffer.from(ws.createWorkspace.workspace.id, 'base64url').toString().split(':')[1]!;
+  customer = await t.token(Role.CUSTOMER, rawWorkspace);
+  runtime = await t.token(Role.RUNTIME);
+});
+
+afterAll(async () => {
+  await t.stop();
+});
+
+async function post(body: string, token?: string | null, headers: Record<string, string> = {}) {
+  return fetch(t.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body,
+  });
+}
+
+/** Sends raw bytes and resolves with everything the server wrote until it closed or `until` matched. */
+function rawRequest(bytes: string, until: RegExp): Promise<string> {
+  const { port } = new URL(t.url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('utf8');
+      if (until.test(received)) {
+        socket.destroy();
+        resolve(received);
+      }
+    });
+    socket.on('close', () => resolve(received));
+    socket.on('error', () => resolve(received));
+    socket.write(bytes);
+  });
+}
+
+describe('authentication before any work', () => {
+  it.each([
+    ['no token', undefined, 'Bearer'],
+    [
+      'an unknown token',
+      { authorization: 'Bearer ctk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+      'Bearer error="invalid_token"',
+    ],
+    ['a malformed token', { authorization: 'Bearer not-a-token' }, 'Bearer error="invalid_token"'],
+    ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }, 'Bearer error="invalid_token"'],
+  ])('should answer a POST with %s with 401 and WWW-Authenticate', async (_name, headers, challenge) => {
+    const res = await post(JSON.stringify({ query: '{ viewer { role } }' }), null, headers ?? {});
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(challenge);
+    expect(await res.json()).toEqual({
+      errors: [
+        { message: expect.stringMatching(/API token/) as string, extensions: { code: 'UNAUTHENTICATED' } },
+      ],
+    });
+  });
+
+  it('should answer a GET without a token with 401', async () => {
+    const res = await fetch(`${t.url}?query=${encodeURIComponent('{ viewer { role } }')}`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('should refuse before parsing: a document that would not parse still gets 401', async () => {
+    const res = await post(JSON.stringify({ query: '{ viewer { ' }));
+    expect(res.status).toBe(401);
+    const notJson = await post('{nope');
+    expect(notJson.status).toBe(401);
+  });
+
+  it('should answer 401 without waiting for a large body that never comes', async () => {
+    // 15 MiB declared, 10 bytes sent: the answer can only come from the headers.
+    const answer = await rawRequest(
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${15 * 1024 * 1024}\r\n\r\n{"query":"`,
+      /\r\n\r\n.*UNAUTHENTICATED/s,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toMatch(/www-authenticate: Bearer/i);
+    expect(answer).toMatch(/connection: close/i);
+  });
+
+  it('should answer 401 to a chunked body without reading it', async () => {
+    const answer = await rawRequest(
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\n`,
+      /\r\n\r\n.*UNAUTHENTICATED/s,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
+  it('should refuse ten concurrent 15 MiB bodies without a token, each with 401 and without reading them', async () => {
+    const head = `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${15 * 1024 * 1024}\r\n\r\n`;
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        rawRequest(head + 'a'.repeat(256 * 1024), /\r\n\r\n.*UNAUTHENTICATED/s),
+      ),
+    );
+    for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
+  it('should keep the connection usable after a small refused body', async () => {
+    const answer = await rawRequest(
+      'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}' +
+        'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      /"status":"ok"/,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toMatch(/HTTP\/1\.1 200 /);
+  });
+});
+
+describe('body caps per role', () => {
+  const sized = (bytes: number) =>
+    JSON.stringify({ query: '{ viewer { role } }', extensions: { pad: 'a'.repeat(bytes) } });
+
+  it.each([
+    ['CUSTOMER', () => customer],
+    ['RUNTIME', () => runtime],
+  ])('should refuse a %s body over 1 MiB with 413', async (_role, token) => {
+    const res = await post(sized(1024 * 1024 + 10), token()).catch((err: unknown) => err);
+    // Either the 413 arrives, or the server closed the socket while we were still sending.
+    if (res instanceof Response) {
+      expect(res.status).toBe(413);
+      expect(
+        ((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+      ).toBe('BAD_USER_INPUT');
+    } else expect(res).toBeInstanceOf(Error);
+  });
+
+  it('should accept a CUSTOMER body under 1 MiB', async () => {
+    const res = await post(sized(900 * 1024), customer);
+    expect(res.status).toBe(200);
+  });
+
+  it('should accept an ADMIN body of 7 MiB (a 5 MiB description, escaped) and refuse one over 8 MiB', async () => {
+    const res = await post(sized(7 * 1024 * 1024), admin);
+    expect(res.status).toBe(200);
+    const over = await post(sized(8 * 1024 * 1024 + 10), admin).catch((err: unknown) => err);
+    if (over instanceof Response) expect(over.status).toBe(413);
+    else expect(over).toBeInstanceOf(Error);
+  });
+});
+
+describe('graphql-ws authentication', () => {
+  const run = (client: ReturnType<typeof createClient>, query: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      let result: unknown = null;
+      client.subscribe(
+        { query },
+        {
+          next: (v) => {
+            result = v;
+          },
+          error: (e: unknown) => reject(e instanceof Error ? e : new Error(JSON.stringify(e))),
+          complete: () => resolve(result),
+        },
+      );
+    });
+
+  it('should accept the token in the upgrade request’s Authorization header', async () => {
+    const client = createClient({
+      url: t.wsUrl,
+      webSocketImpl: class extends WebSocket {
+        constructor(url: string, protocols: string[]) {
+          super(url, protocols, { headers: { authorization: `Bearer ${customer}` } });
+        }
+      },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    try {
+      expect(await run(client, '{ viewer { role } }')).toEqual({ data: { viewer: { role: 'CUSTOMER' } } });
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('should refuse the upgrade with 401 when its Authorization header holds an invalid token', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws', {
+        headers: { authorization: 'Bearer ctk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+      });
+      socket.on('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        socket.terminate();
+      });
+      socket.on('open', () => reject(new Error('the socket opened')));
+      socket.on('error', () => undefined);
+    });
+    expect(status).toBe(401);
+  });
+
+  it('should close with 4401 a socket that subscribes before connection_init', async () => {
+    const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
+    await new Promise((resolve) => socket.once('open', resolve));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: '{ viewer { role } }' } }));
+    expect(await closed).toEqual({ code: 4401, reason: 'Unauthorized' });
+  });
+
+  it('should close with 4403 a socket whose connection_init and upgrade carry no token', async () => {
+    const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
+    await new Promise((resolve) => socket.once('open', resolve));
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    expect(await closed).toBe(4403);
+  });
+});
