@@ -25,8 +25,6 @@ import { isOutboundError } from '../http/outbound.js';
 import { Operation, type RiskLevel } from '../operations/operation.entity.js';
 import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
-import { convertDescription } from '../openapi/convert.js';
-import { DEFAULT_MAX_DESCRIPTION_BYTES, loadDescription } from '../openapi/load.js';
 import type { Services } from '../services.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import {
@@ -132,7 +130,8 @@ async function readOpenApi(
       throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
     source = { text: connection.descriptionText };
   }
-  const loaded = await loadDescription(
+  // Parsed and converted on a worker thread: a large description never stalls the event loop.
+  const loaded = await services.descriptions.load(
     source,
     {
       fetchText: async (url, maxBytes) => {
@@ -157,9 +156,9 @@ async function readOpenApi(
         }
       },
     },
-    { maxBytes: DEFAULT_MAX_DESCRIPTION_BYTES },
+    connection.baseUrl,
   );
-  const converted = convertDescription(loaded.document, loaded.url, connection.baseUrl);
+  const converted = loaded.conversion;
   return {
     operations: converted.operations.map((o) => ({
       name: o.name,
