@@ -18,10 +18,7 @@ export class Viewer {
 
   // RUNTIME sees only what its three mutations need (DESIGN.md rule 16): not its workspace.
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
-  @Field(() => Workspace, {
-    nullable: true,
-    description: 'The workspace a CUSTOMER token is bound to. Not for RUNTIME tokens (FORBIDDEN).',
-  })
+  @Field(() => Workspace, { nullable: true, description: 'The workspace a CUSTOMER token is bound to.' })
   workspace!: Workspace | null;
 }
 
