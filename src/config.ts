@@ -14,6 +14,7 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end
 /** ADMIN and OPERATOR bodies: a 5 MiB description inside JSON, even if a third of it needs escaping. */
 export const DEFAULT_MAX_BODY_BYTES_STAFF = 8 * 1024 * 1024; // 8 MiB
 /** CUSTOMER and RUNTIME bodies: callTool arguments and the console's inputs. */
@@ -55,6 +56,8 @@ export interface Config {
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
+  /** A discovery run still going after this long fails with DISCOVERY_DEADLINE_EXCEEDED. */
+  discoveryDeadlineMs: number;
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
   builtInTools: DeclaredTool[];
   /** What one caller may send (README, "Limits"). */
@@ -204,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
+    discoveryDeadlineMs: int(env, 'DISCOVERY_DEADLINE_MS', DEFAULT_DISCOVERY_DEADLINE_MS, 1_000, 3_600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
     limits: {
       maxBodyBytesStaff: int(
