@@ -15,16 +15,27 @@ export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read fr
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
 export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end
+export const DEFAULT_TOOL_ARGS_MAX_DEPTH = 64; // nesting of a call's arguments
+export const DEFAULT_TOOL_ARGS_MAX_BYTES = 256 * 1024; // a call's arguments, serialized
 /** ADMIN and OPERATOR bodies: a 5 MiB description inside JSON, even if a third of it needs escaping. */
 export const DEFAULT_MAX_BODY_BYTES_STAFF = 8 * 1024 * 1024; // 8 MiB
 /** CUSTOMER and RUNTIME bodies: callTool arguments and the console's inputs. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024; // 1 MiB
-/** Lexical tokens in one GraphQL document (the console's largest query has under 100). */
-export const DEFAULT_GRAPHQL_MAX_TOKENS = 5_000;
-/** Field selections written in one document, fragments counted once. */
-export const DEFAULT_GRAPHQL_MAX_FIELDS = 500;
+/** Lexical tokens in one GraphQL document (the console's largest query has under 100, introspection 183). */
+export const DEFAULT_GRAPHQL_MAX_TOKENS = 2_000;
+/**
+ * Field selections written in one document, a fragment's counted once (the console's largest
+ * query has 18, the full introspection query 72). Validation's pairwise field comparison grows
+ * with the square of this.
+ */
+export const DEFAULT_GRAPHQL_MAX_FIELDS = 200;
 /** Bytes of one GraphQL document (the query text; variables are bounded by the body cap). */
 export const DEFAULT_GRAPHQL_MAX_DOCUMENT_BYTES = 64 * 1024; // 64 KiB
+/** Nesting of fields (fragments flattened) and aliases in one document. */
+export const DEFAULT_GRAPHQL_MAX_DEPTH = 12;
+export const DEFAULT_GRAPHQL_MAX_ALIASES = 15;
+/** Fields × page sizes: two nested full pages (100 × 100) of a dozen fields fit, three do not. */
+export const DEFAULT_GRAPHQL_MAX_COST = 250_000;
 /** Subscriptions open at once on one instance, per token and per WebSocket. */
 export const DEFAULT_SUBSCRIPTIONS_PER_TOKEN = 20;
 export const DEFAULT_SUBSCRIPTIONS_PER_SOCKET = 10;
@@ -53,6 +64,8 @@ export interface Config {
     maxBodyBytes: number;
   };
   toolResultMaxChars: number;
+  /** A call's arguments past these are refused (REJECTED) before anything is recorded or sent. */
+  toolArguments: { maxDepth: number; maxBytes: number };
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -72,6 +85,9 @@ export interface Limits {
   maxTokens: number;
   maxFields: number;
   maxDocumentBytes: number;
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
   subscriptionsPerToken: number;
   subscriptionsPerSocket: number;
   replayMaxEvents: number;
@@ -205,6 +221,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    toolArguments: {
+      maxDepth: int(env, 'TOOL_ARGS_MAX_DEPTH', DEFAULT_TOOL_ARGS_MAX_DEPTH, 1, 1_000),
+      maxBytes: int(env, 'TOOL_ARGS_MAX_BYTES', DEFAULT_TOOL_ARGS_MAX_BYTES, 1024, 16 * 1024 * 1024),
+    },
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     discoveryDeadlineMs: int(env, 'DISCOVERY_DEADLINE_MS', DEFAULT_DISCOVERY_DEADLINE_MS, 1_000, 3_600_000),
@@ -227,6 +247,9 @@ export function loadConfig(env: Env = process.env): Config {
         1024,
         16 * 1024 * 1024,
       ),
+      maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', DEFAULT_GRAPHQL_MAX_DEPTH, 1, 1_000),
+      maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', DEFAULT_GRAPHQL_MAX_ALIASES, 0, 10_000),
+      maxCost: int(env, 'GRAPHQL_MAX_COST', DEFAULT_GRAPHQL_MAX_COST, 1, 1_000_000_000),
       subscriptionsPerToken: int(env, 'SUBSCRIPTIONS_PER_TOKEN', DEFAULT_SUBSCRIPTIONS_PER_TOKEN, 1, 10_000),
       subscriptionsPerSocket: int(
         env,

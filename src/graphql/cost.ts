@@ -11,31 +11,51 @@ import {
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './relay.js';
 
+/** Test seam: called once each time a fragment's own cost is computed (not on memo hits). */
+export interface CostRuleOptions {
+  onFragmentCost?: (name: string) => void;
+}
+
 /**
- * Query cost: every field costs 1, times the page sizes of the lists it sits in. A list field's
- * size is its `first` argument: the literal, or the largest allowed when it is a variable (the
- * value is not known at validation), or the default page size when absent. So
- * `connections(first: 50) { operations(first: 100) { id } }` costs about 50 × 100.
+ * Query cost: every selection costs 1 (`__typename` too), times the page sizes of the lists it
+ * sits in. A list field's size is its `first` argument: the literal, or the largest allowed when
+ * it is a variable (the value is not known at validation), or the default page size when absent.
+ * So `connections(first: 50) { operations(first: 100) { id } }` costs about 50 × 100.
+ *
+ * Cost is linear in the multiplier, so each fragment's cost is computed once, at multiplier 1,
+ * and every spread reuses it: the rule's own work is linear in the document, however the
+ * fragments spread one another.
  */
-export function costLimitRule(maxCost: number): ValidationRule {
+export function costLimitRule(maxCost: number, options: CostRuleOptions = {}): ValidationRule {
   return (context) => {
     const fragments = new Map<string, FragmentDefinitionNode>();
     for (const def of context.getDocument().definitions) {
       if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
     }
     const schema = context.getSchema();
+    const fragmentCost = new Map<string, number>();
+    const inProgress = new Set<string>();
 
-    const cost = (
-      set: SelectionSetNode,
-      type: GraphQLNamedType | undefined,
-      multiplier: number,
-      seen: Set<string>,
-    ): number => {
+    const ofFragment = (name: string, type: GraphQLNamedType | undefined): number => {
+      const known = fragmentCost.get(name);
+      if (known !== undefined) return known;
+      const fragment = fragments.get(name);
+      // Unknown fragments and cycles are reported by their own rules.
+      if (!fragment || inProgress.has(name)) return 0;
+      inProgress.add(name);
+      options.onFragmentCost?.(name);
+      const value = cost(fragment.selectionSet, schema.getType(fragment.typeCondition.name.value) ?? type);
+      inProgress.delete(name);
+      fragmentCost.set(name, value);
+      return value;
+    };
+
+    /** The cost of a selection set at multiplier 1; capped just over maxCost (no need to count on). */
+    const cost = (set: SelectionSetNode, type: GraphQLNamedType | undefined): number => {
       let total = 0;
       for (const sel of set.selections) {
         if (total > maxCost) return total;
         if (sel.kind === Kind.FIELD) {
-          if (sel.name.value.startsWith('__')) continue;
           const fieldDef =
             type && (isObjectType(type) || isInterfaceType(type))
               ? type.getFields()[sel.name.value]
@@ -47,29 +67,15 @@ export function costLimitRule(maxCost: number): ValidationRule {
             else if (arg.value.kind === Kind.INT) size = Math.max(1, Number(arg.value.value));
             else size = MAX_PAGE_SIZE;
           }
-          total += multiplier;
+          total += 1;
           if (sel.selectionSet) {
-            total += cost(
-              sel.selectionSet,
-              fieldDef ? getNamedType(fieldDef.type) : undefined,
-              multiplier * size,
-              seen,
-            );
+            total += size * cost(sel.selectionSet, fieldDef ? getNamedType(fieldDef.type) : undefined);
           }
         } else if (sel.kind === Kind.INLINE_FRAGMENT) {
           const cond = sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : type;
-          total += cost(sel.selectionSet, cond ?? type, multiplier, seen);
+          total += cost(sel.selectionSet, cond ?? type);
         } else {
-          const name = sel.name.value;
-          const fragment = fragments.get(name);
-          if (!fragment || seen.has(name)) continue; // cycles are reported by NoFragmentCycles
-          const next = new Set(seen).add(name);
-          total += cost(
-            fragment.selectionSet,
-            schema.getType(fragment.typeCondition.name.value) ?? type,
-            multiplier,
-            next,
-          );
+          total += ofFragment(sel.name.value, type);
         }
       }
       return total;
@@ -83,7 +89,7 @@ export function costLimitRule(maxCost: number): ValidationRule {
             : node.operation === 'mutation'
               ? schema.getMutationType()
               : schema.getSubscriptionType();
-        const total = cost(node.selectionSet, root ?? undefined, 1, new Set());
+        const total = cost(node.selectionSet, root ?? undefined);
         if (total > maxCost) {
           context.reportError(
             new GraphQLError(

@@ -1,13 +1,17 @@
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  DEFAULT_GRAPHQL_MAX_ALIASES as DEFAULT_MAX_ALIASES,
+  DEFAULT_GRAPHQL_MAX_COST as DEFAULT_MAX_COST,
+  DEFAULT_GRAPHQL_MAX_DEPTH as DEFAULT_MAX_DEPTH,
+} from '../config.js';
 import { costLimitRule } from './cost.js';
 
-/** Query limits. They are validation rules, so HTTP (Apollo) and WebSocket (graphql-ws) share them. */
-export const DEFAULT_MAX_DEPTH = 12;
-export const DEFAULT_MAX_ALIASES = 15;
-/** Fields × page sizes: two nested full pages (100 × 100) of a dozen fields fit, three do not. */
-export const DEFAULT_MAX_COST = 250_000;
+/**
+ * Query limits. They are validation rules, so HTTP (Apollo) and WebSocket (graphql-ws) share them;
+ * the defaults (and their variables) live in config.ts.
+ */
 
 /**
  * graphql-armor throws by default, which servers treat as an internal failure. Report the

@@ -3,7 +3,6 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import {
   GraphQLError,
-  parse,
   specifiedRules,
   validate,
   type GraphQLFormattedError,
@@ -18,6 +17,7 @@ import { createContext, type Context } from '../graphql/context.js';
 import { unauthenticated } from '../graphql/errors.js';
 import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
+import { parseBounded } from '../graphql/document-limits.js';
 import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
 import type { Services } from '../services.js';
 
@@ -88,10 +88,12 @@ export async function startHttpServer(
 ): Promise<HttpServer> {
   const { logger } = services;
   const httpServer = createServer();
-  const rules = limitRules();
+  const rules = limitRules(services.config.limits);
   const apollo = new ApolloServer<Context>({
     schema,
     validationRules: rules,
+    // The HTTP handler has bounded the document already (parseBounded); this keeps Apollo's own parse bounded too.
+    parseOptions: { maxTokens: services.config.limits.maxTokens },
     formatError: formatErrorFor(services),
     includeStacktraceInErrorResponses: false,
     introspection: true,
@@ -155,12 +157,8 @@ export async function startHttpServer(
         // The token may have been revoked since the socket opened (cached for 10 s at most).
         const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
         if (!principal) return [unauthenticated('the API token is no longer valid')];
-        let document;
-        try {
-          document = parse(payload.query);
-        } catch (err) {
-          return [err instanceof GraphQLError ? err : new GraphQLError('the query could not be parsed')];
-        }
+        const document = parseBounded(payload.query, services.config.limits);
+        if (document instanceof GraphQLError) return [document];
         // Apollo's validationRules do not reach graphql-ws: apply the same limits here.
         const errors = validate(schema, document, [...specifiedRules, ...rules]);
         if (errors.length > 0) return errors;
@@ -258,6 +256,18 @@ export async function startHttpServer(
           errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'BAD_USER_INPUT' } }],
         });
       }
+    }
+    // Bound the document before Apollo validates it (its rules are not all linear).
+    const query =
+      req.method === 'POST'
+        ? typeof parsedBody === 'object' && parsedBody !== null && 'query' in parsedBody
+          ? parsedBody.query
+          : undefined
+        : url.searchParams.get('query');
+    if (typeof query === 'string') {
+      const checked = parseBounded(query, services.config.limits);
+      if (checked instanceof GraphQLError)
+        return sendJson(res, 400, { errors: [formatError(checked.toJSON(), checked)] });
     }
     const httpGraphQLRequest: HTTPGraphQLRequest = {
       method: req.method ?? 'GET',

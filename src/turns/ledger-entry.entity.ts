@@ -1,6 +1,6 @@
 import { Entity, Enum, Index, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import type { JsonObject } from '../operations/types.js';
@@ -29,6 +29,14 @@ export class LedgerEntry extends Node {
 
   @Property({ type: 'uuid' })
   turnCallId: string;
+
+  @Field(() => ID, {
+    name: 'turnCallId',
+    description: 'The TurnCall this entry belongs to (also given to the runtime as callTool.callId).',
+  })
+  get turnCallNodeId(): string {
+    return toGlobalId('TurnCall', this.turnCallId);
+  }
 
   @Property({ type: 'uuid', nullable: true })
   connectionId: string | null;
@@ -60,7 +68,7 @@ export class LedgerEntry extends Node {
   @Property({ type: 'datetime' })
   createdAt: Date & Opt = new Date();
 
-  constructor(init: Omit<LedgerEntry, 'id' | 'createdAt' | 'nodeId'>) {
+  constructor(init: Omit<LedgerEntry, 'id' | 'createdAt' | 'nodeId' | 'turnCallNodeId'>) {
     super();
     this.workspaceId = init.workspaceId;
     this.assistantId = init.assistantId;

@@ -141,10 +141,21 @@ export class CallToolPayload {
   @Field(() => Int, { nullable: true })
   seq!: number | null;
 
+  @Field(() => Boolean, {
+    description:
+      'True when the call is on record (its TurnCall and, for a WRITE, its ledger row) before this answer. ' +
+      'False when the platform could not store the record, for example while its database is down: the ' +
+      "result is still the tool's real result, and callId (when given) is the id its record will have. " +
+      'Also false for calls refused without any record (the turn has finished, the tools could not be read).',
+  })
+  recorded!: boolean;
+
   @Field(() => Int, { description: 'Attempts at the call: 0, 1, or 2 after the one retry.' })
   attempts!: number;
 
-  @Field(() => Int, { description: 'Refused requests sent again (new session, renewed token); not attempts.' })
+  @Field(() => Int, {
+    description: 'Refused requests sent again (new session, renewed token); not attempts.',
+  })
   resends!: number;
 
   @Field(() => Int)
@@ -336,6 +347,7 @@ export class TurnResolver {
       truncated: result.truncated,
       callId: result.callId ? toGlobalId('TurnCall', result.callId) : null,
       seq: result.seq,
+      recorded: result.recorded,
       attempts: result.attempts,
       resends: result.resends,
       durationMs: result.durationMs,

@@ -20,6 +20,14 @@ import type { Services } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
 import { dispatch } from './dispatch.js';
 import { failure, type CallResult } from './result.js';
+import {
+  checkArguments,
+  refusedArgumentsNote,
+  storableJson,
+  storableJsonText,
+  storableText,
+  type ArgumentCheck,
+} from './storable.js';
 import type { CachedOperation, ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
@@ -50,6 +58,11 @@ export interface BeginTurnResult {
 export interface CallToolResult extends CallResult {
   callId: string | null;
   seq: number | null;
+  /**
+   * The call's record (its TurnCall, and for a WRITE its ledger row) was stored before the answer.
+   * False when the database failed: the result is still the tool's real result.
+   */
+  recorded: boolean;
 }
 
 const NOTIFY = `pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text)`;
@@ -95,6 +108,28 @@ with c as (
   returning seq, workspace_id
 )
 select (select count(*) from l) as ledger, ${NOTIFY} from e`;
+
+/**
+ * A call refused before anything was sent (arguments over a limit): seq, its TurnCall and its
+ * CALL_FINISHED event in one statement. No CALL_STARTED: nothing started.
+ */
+const CALL_REFUSED_SQL = `
+with s as (
+  update turn set call_seq = call_seq + 1 where id = ? and finished_at is null
+  returning id, call_seq, workspace_id, assistant_id, conversation_id
+), c as (
+  insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
+                         status, message, attempts, duration_ms, risk, started_at, finished_at)
+  select ?, s.id, s.workspace_id, s.call_seq, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb,
+         ?, ?, 0, ?, ?, ?, now() from s
+  returning id, seq
+), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select s.workspace_id, s.assistant_id, s.conversation_id, s.id, c.id, 'CALL_FINISHED',
+         jsonb_build_object('seq', c.seq) || ?::jsonb, now() from s, c
+  returning seq, workspace_id
+)
+select s.call_seq, ${NOTIFY} from s, e`;
 
 const FINISH_SQL = `
 with t as (
@@ -207,8 +242,10 @@ export class TurnService {
     const turn = await this.#turn(principal, turnId);
     const started = new Date();
     const t0 = performance.now();
-    // The name comes from the model: bounded before it reaches any record or message.
-    const name = rawName.length > DECLARED_NAME_LIMIT ? `${rawName.slice(0, DECLARED_NAME_LIMIT)}…` : rawName;
+    // The name comes from the model: bounded and storable before it reaches any record or message.
+    const name = storableText(
+      rawName.length > DECLARED_NAME_LIMIT ? `${rawName.slice(0, DECLARED_NAME_LIMIT)}…` : rawName,
+    );
     const operationId = resolveDeclaredName(turn.map, rawName);
     let op: CachedOperation | undefined;
     let early: CallResult | null = null;
@@ -224,8 +261,21 @@ export class TurnService {
     }
     if (early) {
       // Without the tools we cannot tell the risk: nothing was attempted, nothing is recorded.
-      return { ...early, callId: null, seq: null };
+      return { ...early, callId: null, seq: null, recorded: false };
     }
+    if (turn.finished)
+      return {
+        ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
+        callId: null,
+        seq: null,
+        recorded: false,
+      };
+
+    // Arguments over a limit are refused before anything is recorded as started or sent; the
+    // record keeps a short note instead of the payload.
+    const checked = checkArguments(args, this.services.config.toolArguments, name);
+    if (!checked.ok) return this.#refuse(turn, name, op, checked, started);
+
     if (!operationId) {
       early = turn.builtIns.has(rawName)
         ? failure(
@@ -242,8 +292,6 @@ export class TurnService {
         `The tool ${name} is switched off right now. Nothing was done; tell the customer the team will check, and carry on without it.`,
       );
     }
-    if (turn.finished)
-      return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
 
     const callId = uuidv7();
     const startP = this.#orm.em
@@ -251,7 +299,7 @@ export class TurnService {
       .execute<{ call_seq: number }[]>(CALL_START_SQL, [
         turnId,
         callId,
-        JSON.stringify({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
+        storableJson({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
       ])
       .then((rows) => rows[0]?.call_seq ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
@@ -270,18 +318,25 @@ export class TurnService {
         return {
           ...failure(
             CallStatus.UNAVAILABLE,
-            `The tool ${name} cannot be used right now. Nothing was done; it may work if tried again later.`,
+            `The platform could not record the call to ${name}, so it was not made. Nothing was done; it may work if tried again later.`,
           ),
           callId: null,
           seq: null,
+          recorded: false,
         };
       }
       if (seq === null)
-        return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
+        return {
+          ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
+          callId: null,
+          seq: null,
+          recorded: false,
+        };
     }
 
     let result: CallResult;
     try {
+      // The tool gets exactly the model's arguments; only the records are made storable.
       result = early ?? (await dispatch(this.services, op!, name, args));
     } catch (err) {
       // A bug of ours must still not break the conversation.
@@ -300,15 +355,21 @@ export class TurnService {
           { err, turnId, name, status: result.status },
           'could not record a tool call',
         );
-        return { ...result, callId: null, seq: null };
+        return { ...result, callId: null, seq: null, recorded: false };
       }
       // Finished by another instance meanwhile: a READ changed nothing; report the turn as over.
       if (seq === null)
-        return { ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), callId: null, seq: null };
+        return {
+          ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
+          callId: null,
+          seq: null,
+          recorded: false,
+        };
     }
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = op?.risk === 'WRITE';
-    const argsJson = JSON.stringify(args);
+    const argsJson = storableJsonText(checked.json);
+    const message = storableText(result.message);
     const params = [
       // turn_call
       callId,
@@ -317,10 +378,10 @@ export class TurnService {
       seq,
       op?.key ?? null,
       op?.id ?? null,
-      name.slice(0, 200),
+      name,
       argsJson,
       result.status,
-      result.message,
+      message,
       result.attempts,
       result.resends,
       durationMs,
@@ -337,14 +398,14 @@ export class TurnService {
       argsJson,
       result.status,
       result.attempts,
-      result.message,
+      message,
       isWrite,
       // CALL_FINISHED event
       turn.workspaceId,
       turn.assistantId,
       turn.conversationId,
       turnId,
-      JSON.stringify({
+      storableJson({
         seq,
         name,
         operationKey: op?.key ?? null,
@@ -353,14 +414,15 @@ export class TurnService {
         durationMs,
         attempts: result.attempts,
         resends: result.resends,
-        message: result.message,
+        message,
       }),
     ];
     // One retry: a WRITE's ledger row matters more than a few milliseconds.
-    for (let attempt = 1; attempt <= 2; attempt++) {
+    let recorded = false;
+    for (let attempt = 1; attempt <= 2 && !recorded; attempt++) {
       try {
         await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, params);
-        break;
+        recorded = true;
       } catch (err) {
         if (attempt === 2)
           this.services.logger.error(
@@ -369,7 +431,55 @@ export class TurnService {
           );
       }
     }
-    return { ...result, durationMs, callId, seq };
+    return { ...result, durationMs, callId, seq, recorded };
+  }
+
+  /** Records a call whose arguments broke a limit, and gives the model a REJECTED result. */
+  async #refuse(
+    turn: TurnState,
+    name: string,
+    op: CachedOperation | undefined,
+    checked: Extract<ArgumentCheck, { ok: false }>,
+    started: Date,
+  ): Promise<CallToolResult> {
+    const result = failure(CallStatus.REJECTED, checked.message);
+    const callId = uuidv7();
+    try {
+      const rows = await this.#orm.em.getConnection().execute<{ call_seq: number }[]>(CALL_REFUSED_SQL, [
+        turn.id,
+        callId,
+        op?.key ?? null,
+        op?.id ?? null,
+        name,
+        storableJson(refusedArgumentsNote(checked)),
+        result.status,
+        result.message,
+        0,
+        op?.risk ?? null,
+        started,
+        storableJson({
+          name,
+          operationKey: op?.key ?? null,
+          risk: op?.risk ?? null,
+          status: result.status,
+          durationMs: 0,
+          attempts: 0,
+          message: result.message,
+        }),
+      ]);
+      const seq = rows[0]?.call_seq ?? null;
+      if (seq === null)
+        return {
+          ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
+          callId: null,
+          seq: null,
+          recorded: false,
+        };
+      return { ...result, callId, seq, recorded: true };
+    } catch (err) {
+      this.services.logger.error({ err, turnId: turn.id, name }, 'could not record a refused tool call');
+      return { ...result, callId: null, seq: null, recorded: false };
+    }
   }
 
   async finish(principal: Principal, turnId: string): Promise<boolean> {

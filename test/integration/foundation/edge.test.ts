@@ -234,3 +234,142 @@ describe('graphql-ws authentication', () => {
     expect(await closed).toBe(4403);
   });
 });
+
+const rep = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join(' ');
+
+/** One operation over a fresh graphql-ws socket: the data, or the errors it was refused with. */
+async function overWs(
+  token: string,
+  query: string,
+): Promise<{
+  data?: unknown;
+  errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
+}> {
+  const client = createClient({
+    url: t.wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${token}` },
+    retryAttempts: 0,
+    lazy: true,
+  });
+  try {
+    return await new Promise((resolve, reject) => {
+      let result: { data?: unknown } = {};
+      client.subscribe(
+        { query },
+        {
+          next: (value) => {
+            result = value;
+          },
+          error: (err: unknown) =>
+            Array.isArray(err)
+              ? resolve({ errors: err as { message: string }[] })
+              : reject(err instanceof Error ? err : new Error(JSON.stringify(err))),
+          complete: () => resolve(result),
+        },
+      );
+    });
+  } finally {
+    await client.dispose();
+  }
+}
+
+describe('bounded documents, on HTTP and WebSocket alike', () => {
+  /** The review's payload: 22 levels of fragments, each spreading the next twice (2^22 expansions). */
+  const explosion = (levels: number, spreads: number, on: string, field: string, root: string) =>
+    `query ${root} ${rep(levels, (i) => `fragment F${i} on ${on} { ${field} ${rep(spreads, () => `...F${i + 1}`)} }`)} fragment F${levels} on ${on} { ${field} }`;
+
+  const attacks: [string, string, RegExp][] = [
+    ['the fragment-spread explosion', explosion(22, 2, 'Query', '__typename', '{ ...F0 }'), /cost limit/],
+    [
+      'a three-way explosion on another type',
+      explosion(16, 3, 'Viewer', 'label', '{ viewer { ...F0 } }'),
+      /cost limit/,
+    ],
+    [
+      'an explosion through inline fragments and directives',
+      explosion(
+        22,
+        2,
+        'Viewer',
+        '... on Viewer { role @include(if: true) }',
+        '{ viewer { ... on Viewer { ...F0 } } }',
+      ),
+      /cost limit/,
+    ],
+    [
+      '16,000 repeated fields (96 KB)',
+      `{ viewer { ${rep(16_000, () => 'label')} } }`,
+      /the document is \d+ bytes; the limit is 65536/,
+    ],
+    ['9,000 repeated fields (54 KB)', `{ viewer { ${rep(9_000, () => 'label')} } }`, /more than 2000 tokens/],
+    ['300 repeated fields', `{ viewer { ${rep(300, () => 'role')} } }`, /more than 200 field selections/],
+    [
+      'fields repeated in inline fragments',
+      `{ viewer { ${rep(150, () => '... on Viewer { label role }')} } }`,
+      /more than 200 field selections/,
+    ],
+    [
+      'fields under directives',
+      `{ viewer { ${rep(220, () => 'label @include(if: true)')} } }`,
+      /more than 200 field selections/,
+    ],
+    [
+      'fragments full of repeated fields',
+      `{ viewer { ${rep(70, (i) => `...A${i}`)} } } ${rep(70, (i) => `fragment A${i} on Viewer { label label label }`)}`,
+      /more than 200 field selections/,
+    ],
+    [
+      'deeply nested inline fragments',
+      `{ viewer { ${'... on Viewer { '.repeat(600)}label${' }'.repeat(600)} } }`,
+      /more than 2000 tokens/,
+    ],
+  ];
+
+  it.each(attacks)('should refuse %s without a token with 401, before parsing', async (_name, query) => {
+    const res = await post(JSON.stringify({ query }));
+    expect(res.status).toBe(401);
+  });
+
+  it.each(attacks)('should refuse %s over HTTP with BAD_USER_INPUT', async (_name, query, message) => {
+    const res = await post(JSON.stringify({ query }), customer);
+    const body = (await res.json()) as {
+      data?: unknown;
+      errors: { message: string; extensions: { code: string } }[];
+    };
+    expect(body.data ?? null).toBeNull();
+    expect(body.errors[0]!.extensions.code).toBe('BAD_USER_INPUT');
+    expect(body.errors[0]!.message).toMatch(message);
+  });
+
+  it.each(attacks)('should refuse %s over WebSocket with BAD_USER_INPUT', async (_name, query, message) => {
+    const result = await overWs(admin, query);
+    expect(result.data ?? null).toBeNull();
+    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(result.errors?.[0]?.message).toMatch(message);
+  });
+
+  it('should refuse an over-limit document given to GET', async () => {
+    const query = `{ viewer { ${rep(300, () => 'role')} } }`;
+    const res = await fetch(`${t.url}?query=${encodeURIComponent(query)}`, {
+      headers: { authorization: `Bearer ${admin}`, 'apollo-require-preflight': 'true' },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { errors: { message: string }[] }).errors[0]!.message).toMatch(
+      /field selections/,
+    );
+  });
+
+  it('should still run the full introspection query and an ordinary one', async () => {
+    const { getIntrospectionQuery } = await import('graphql');
+    const query = getIntrospectionQuery({
+      descriptions: true,
+      inputValueDeprecation: true,
+      specifiedByUrl: true,
+    });
+    const res = await post(JSON.stringify({ query }), customer);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: { __schema: unknown } }).data.__schema).toBeTruthy();
+    expect(await overWs(customer, '{ viewer { role } }')).toEqual({ data: { viewer: { role: 'CUSTOMER' } } });
+  });
+});

@@ -137,6 +137,7 @@ describe('calls', () => {
     const ledger = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
     expect(ledger.workspace.ledger.nodes.filter((l) => l.operationKey === 'connector.crm.update')).toEqual([
       {
+        turnCallId: write.callId,
         operationKey: 'connector.crm.update',
         arguments: { email: 'a@b.c', plan: 'pro' },
         status: 'SUCCEEDED',
