@@ -18,6 +18,7 @@ import { unauthenticated } from '../graphql/errors.js';
 import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
 import { parseBounded } from '../graphql/document-limits.js';
+import { checkInputStrings } from '../graphql/input-strings.js';
 import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
 import type { Services } from '../services.js';
 
@@ -106,6 +107,16 @@ export async function startHttpServer(
         stopGracePeriodMillis: services.config.shutdownGraceMs,
       }),
       ApolloServerPluginLandingPageDisabled(),
+      {
+        // Strings PostgreSQL cannot store are refused once, here, rather than deep in a resolver.
+        requestDidStart: () =>
+          Promise.resolve({
+            didResolveOperation: ({ document, request }) => {
+              const bad = checkInputStrings(schema, document, request.variables);
+              return bad ? Promise.reject(bad) : Promise.resolve();
+            },
+          }),
+      },
     ],
   });
   await apollo.start();
@@ -162,6 +173,8 @@ export async function startHttpServer(
         // Apollo's validationRules do not reach graphql-ws: apply the same limits here.
         const errors = validate(schema, document, [...specifiedRules, ...rules]);
         if (errors.length > 0) return errors;
+        const bad = checkInputStrings(schema, document, payload.variables);
+        if (bad) return [bad];
         return {
           schema,
           document,
