@@ -96,7 +96,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       config,
       orm,
       logger,
-      auth: new AuthService(),
+      auth: new AuthService(notifier),
       secrets: new SecretBox(key),
       outbound,
       mcp: new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs }),

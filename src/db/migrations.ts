@@ -3,6 +3,7 @@ import { Migration20261130000000Initial } from '../../migrations/Migration202611
 import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
 import { Migration20261130220000CallResends } from '../../migrations/Migration20261130220000CallResends.js';
 import { Migration20261130223000DiscoveryRunInstance } from '../../migrations/Migration20261130223000DiscoveryRunInstance.js';
+import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migration20261130230000ApiTokenLifecycle.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
     name: 'Migration20261130223000DiscoveryRunInstance',
     class: Migration20261130223000DiscoveryRunInstance,
   },
+  { name: 'Migration20261130230000ApiTokenLifecycle', class: Migration20261130230000ApiTokenLifecycle },
 ];
