@@ -12,6 +12,8 @@ export interface ConnectionTarget {
   credentialHeaderName: string | null;
   /** Sealed; opened only here, just before a request. */
   credentialSecret: string | null;
+  /** MCP: the protocol version stored at the last discovery (decides the era of calls). */
+  protocolVersion?: string | null;
 }
 
 /** The plain key of a BEARER or HEADER connection; null for others. Never log it. */
@@ -46,6 +48,7 @@ export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEn
     url: target.endpointUrl ?? '',
     auth,
     timeoutMs: target.timeoutMs ?? undefined,
+    protocolVersion: target.protocolVersion ?? null,
   };
   const oauth = services.oauth;
   if (target.credentialKind === CredentialKind.OAUTH && oauth)

@@ -106,6 +106,11 @@ async function readMcp(services: Services, connection: Connection): Promise<Sour
     diagnostics.push(`the tool list stopped after ${result.pages} pages (the limit)`);
   if (result.stopReason === 'REPEATED_CURSOR')
     diagnostics.push('the tool list stopped because the server repeated a cursor');
+  // Discovery stays operator-driven: a freshness hint is shown, never acted on by itself.
+  if (result.cache && result.cache.ttlMs > 0)
+    diagnostics.push(
+      `the server marks its tool list fresh for ${Math.round(result.cache.ttlMs / 1000)} s${result.cache.cacheScope ? ` (${result.cache.cacheScope})` : ''}`,
+    );
   return {
     operations: result.tools.map((t) => ({
       name: t.name,

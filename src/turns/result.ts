@@ -136,6 +136,15 @@ export function fromMcpOutcome(tool: string, outcome: CallToolOutcome, maxChars:
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null, ...base };
     }
+    case 'input_required':
+      // The revision's replacement for elicitation: the server wants a person's answer (or a
+      // completion) mid-call. This platform has no one to ask inside a turn.
+      return failure(
+        CallStatus.TOOL_ERROR,
+        `The tool ${tool} needs ${outcome.needs} before it can finish, and the platform cannot provide that inside a conversation. Nothing more will happen for this call; tell the customer this action must be done another way.`,
+        base.attempts,
+        base.durationMs,
+      );
     case 'tool_error': {
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       const said = oneLine(textOf(capped.content));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   capContent,
   failure,
+  fromMcpOutcome,
   normalizeContent,
   scrubSecrets,
   type CallResult,
@@ -72,5 +73,26 @@ describe('capContent', () => {
     expect(JSON.stringify(big.content).length).toBeLessThanOrEqual(1_000 + 200);
     expect(JSON.stringify(big.content)).toMatch(/The result was cut/);
     expect(big.structuredContent).toBeNull();
+  });
+});
+
+describe('fromMcpOutcome', () => {
+  it('should tell the model a tool that asks for more input cannot finish here', () => {
+    const result = fromMcpOutcome(
+      'crm__confirm',
+      {
+        kind: 'input_required',
+        needs: 'an answer from the user',
+        message: 'x',
+        attempts: 1,
+        resends: 0,
+        durationMs: 3,
+      },
+      64_000,
+    );
+    expect(result).toMatchObject({ status: CallStatus.TOOL_ERROR, ok: false, attempts: 1 });
+    expect(result.message).toBe(
+      'The tool crm__confirm needs an answer from the user before it can finish, and the platform cannot provide that inside a conversation. Nothing more will happen for this call; tell the customer this action must be done another way.',
+    );
   });
 });
