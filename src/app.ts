@@ -18,6 +18,7 @@ import { OutboundClient } from './http/outbound.js';
 import { McpClient } from './mcp/client.js';
 import { oauthRoutes } from './oauth/callback.js';
 import { OAuthService } from './oauth/oauth.service.js';
+import { DescriptionPool } from './openapi/pool.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -100,6 +101,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       secrets: new SecretBox(key),
       outbound,
       mcp: new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs }),
+      descriptions: new DescriptionPool({
+        size: config.descriptions.workers,
+        timeoutMs: config.descriptions.timeoutMs,
+      }),
       notifier,
       discovery: null as unknown as DiscoveryService,
       oauth: null as unknown as OAuthService,
@@ -143,6 +148,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           await services.oauth.stopSweep();
           await services.mcp.whenIdle();
           await outbound.close();
+          await services.descriptions.close();
           await notifier.stop();
           await orm.close();
           logger.debug('database connections closed');

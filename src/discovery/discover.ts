@@ -18,14 +18,13 @@ import {
   ConnectionStatus,
   CredentialKind,
 } from '../connections/connection.entity.js';
-import { mcpEndpoint } from '../connections/endpoint.js';
+import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
+import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
 import { isOutboundError } from '../http/outbound.js';
 import { Operation, type RiskLevel } from '../operations/operation.entity.js';
 import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
-import { convertDescription } from '../openapi/convert.js';
-import { DEFAULT_MAX_DESCRIPTION_BYTES, loadDescription } from '../openapi/load.js';
 import type { Services } from '../services.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import {
@@ -36,6 +35,7 @@ import {
 } from './discovery-run.entity.js';
 import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
 import { DISCOVERY_INTERRUPTED } from './recovery.js';
+import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
 
 /** The error code of a run overtaken by a newer one of the same connection. */
@@ -97,8 +97,18 @@ export interface DiscoveryResult {
 }
 
 /** Reads an MCP server: initialize, every page of tools/list, end the session. */
-async function readMcp(services: Services, connection: Connection): Promise<SourceListing> {
-  const result = await services.mcp.discover(mcpEndpoint(services, connection));
+async function readMcp(services: Services, connection: Connection, seen: string[]): Promise<SourceListing> {
+  const endpoint = mcpEndpoint(services, connection);
+  const getAuthHeaders = endpoint.getAuthHeaders;
+  if (getAuthHeaders) {
+    // A token renewed during the run is a secret to scrub too.
+    endpoint.getAuthHeaders = async () => {
+      const headers = await getAuthHeaders();
+      seen.push(...Object.values(headers).map((v) => v.replace(/^Bearer\s+/i, '')));
+      return headers;
+    };
+  }
+  const result = await services.mcp.discover(endpoint);
   const diagnostics: string[] = [];
   if (result.stopReason === 'TOOL_LIMIT')
     diagnostics.push('the tool list stopped at the limit of 300 tools; later tools were not read');
@@ -147,7 +157,8 @@ async function readOpenApi(
       throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
     source = { text: connection.descriptionText };
   }
-  const loaded = await loadDescription(
+  // Parsed and converted on a worker thread: a large description never stalls the event loop.
+  const loaded = await services.descriptions.load(
     source,
     {
       fetchText: async (url, maxBytes) => {
@@ -172,9 +183,9 @@ async function readOpenApi(
         }
       },
     },
-    { maxBytes: DEFAULT_MAX_DESCRIPTION_BYTES },
+    connection.baseUrl,
   );
-  const converted = convertDescription(loaded.document, loaded.url, connection.baseUrl);
+  const converted = loaded.conversion;
   return {
     operations: converted.operations.map((o) => ({
       name: o.name,
@@ -276,13 +287,22 @@ export class DiscoveryService {
       () => deadline.abort(deadlineExceeded(config.discoveryDeadlineMs)),
       config.discoveryDeadlineMs,
     );
+    // Everything an upstream sent is scrubbed of the connection's secrets where it enters, before
+    // it is stored or returned: the listing, and the text of a failure (DESIGN.md rule 15).
+    const seen: string[] = [];
+    let secrets: string[] = [];
+    const scrubber = () => makeScrubber([...secrets, ...seen]);
     let listing: SourceListing;
     try {
-      listing = await untilAborted(
-        connection.kind === ConnectionKind.MCP
-          ? readMcp(this.services, connection)
-          : readOpenApi(this.services, em, connection),
-        deadline.signal,
+      secrets = await connectionSecrets(this.services, connection);
+      listing = scrubListing(
+        await untilAborted(
+          connection.kind === ConnectionKind.MCP
+            ? readMcp(this.services, connection, seen)
+            : readOpenApi(this.services, em, connection),
+          deadline.signal,
+        ),
+        scrubber(),
       );
       if (listing.operations.length === 0) {
         throw new AppError(
@@ -309,7 +329,8 @@ export class DiscoveryService {
       };
     } catch (caught) {
       const err = isDatabaseTimeout(caught) ? deadlineExceeded(config.discoveryDeadlineMs) : caught;
-      const failure = describeFailure(err);
+      const described = describeFailure(err);
+      const failure = { code: described.code, message: scrubber().text(described.message) };
       if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
       else logger.info({ code: failure.code, connectionId }, 'discovery failed');
       try {
