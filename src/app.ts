@@ -68,6 +68,15 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
   const em = orm.em.fork();
   if ((await em.count(ApiToken, {})) > 0) return null;
   const { token } = await mintToken(em, { role: Role.ADMIN, label: 'first admin' });
+  if (config.databaseUrl !== null) {
+    // DATA_DIR/admin-token belongs to the embedded database: a start on another database must not
+    // overwrite it (its token would then fail against the embedded one). Printed only.
+    process.stdout.write(
+      `\nFirst start on this database: an admin token was created (shown once, not written to a file):\n\n  ${token}\n\n`,
+    );
+    logger.info('first admin token created for DATABASE_URL (printed, not written)');
+    return token;
+  }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const path = join(config.dataDir, 'admin-token');
   await writeFile(path, `${token}\n`, { mode: 0o600 });
