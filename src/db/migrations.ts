@@ -4,6 +4,7 @@ import { Migration20261130100000OAuth } from '../../migrations/Migration20261130
 import { Migration20261130220000CallResends } from '../../migrations/Migration20261130220000CallResends.js';
 import { Migration20261130223000DiscoveryRunInstance } from '../../migrations/Migration20261130223000DiscoveryRunInstance.js';
 import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migration20261130230000ApiTokenLifecycle.js';
+import { Migration20261130233000DebuggerProgress } from '../../migrations/Migration20261130233000DebuggerProgress.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
     class: Migration20261130223000DiscoveryRunInstance,
   },
   { name: 'Migration20261130230000ApiTokenLifecycle', class: Migration20261130230000ApiTokenLifecycle },
+  { name: 'Migration20261130233000DebuggerProgress', class: Migration20261130233000DebuggerProgress },
 ];
