@@ -9,6 +9,7 @@ import { OAuthResolver } from '../oauth/oauth.resolver.js';
 import { OperationResolver } from '../operations/operation.resolver.js';
 import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
 import { AssistantTurnsResolver, TurnResolver, WorkspaceLedgerResolver } from '../turns/turn.resolver.js';
+import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
 
@@ -25,6 +26,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   TurnResolver,
   AssistantTurnsResolver,
   WorkspaceLedgerResolver,
+  LedgerEntryResolver,
 ];
 
 let built: GraphQLSchema | null = null;
