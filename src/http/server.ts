@@ -18,11 +18,15 @@ import { unauthenticated } from '../graphql/errors.js';
 import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
 import { parseBounded } from '../graphql/document-limits.js';
+import { checkInputStrings } from '../graphql/input-strings.js';
 import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
 import type { Services } from '../services.js';
 
 const GRAPHQL_PATH = '/graphql';
-/** How often open WebSockets have their token checked again (revocation takes effect within this, plus the 10 s token cache). */
+/**
+ * How often open WebSockets have their token checked again: a backstop for expiry and for a
+ * revocation NOTIFY that never arrived. A revocation normally closes the sockets at once.
+ */
 export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
@@ -106,6 +110,16 @@ export async function startHttpServer(
         stopGracePeriodMillis: services.config.shutdownGraceMs,
       }),
       ApolloServerPluginLandingPageDisabled(),
+      {
+        // Strings PostgreSQL cannot store are refused once, here, rather than deep in a resolver.
+        requestDidStart: () =>
+          Promise.resolve({
+            didResolveOperation: ({ document, request }) => {
+              const bad = checkInputStrings(schema, document, request.variables);
+              return bad ? Promise.reject(bad) : Promise.resolve();
+            },
+          }),
+      },
     ],
   });
   await apollo.start();
@@ -133,6 +147,16 @@ export async function startHttpServer(
     errors.map((e) => formatError(e.toJSON(), e));
   /** Open sockets and their tokens, re-checked so that a revoked token loses its socket too. */
   const sockets = new Map<{ close(code: number, reason: string): void }, string>();
+  /** Which token each socket was opened with, so a revocation (NOTIFY) closes its sockets at once. */
+  const socketTokens = new Map<{ close(code: number, reason: string): void }, string>();
+  const stopRevocations = services.auth.onRevoked((tokenId) => {
+    for (const [socket, id] of socketTokens) {
+      if (id !== tokenId) continue;
+      sockets.delete(socket);
+      socketTokens.delete(socket);
+      socket.close(4403, 'Forbidden: the API token is no longer valid');
+    }
+  });
   const wsCleanup = useServer<Record<string, unknown>, { principal?: Context['principal']; token?: string }>(
     {
       schema,
@@ -148,10 +172,12 @@ export async function startHttpServer(
         ctx.extra.principal = principal;
         ctx.extra.token = token;
         sockets.set(ctx.extra.socket, token);
+        socketTokens.set(ctx.extra.socket, principal.tokenId);
         return true;
       },
       onClose: (ctx) => {
         sockets.delete(ctx.extra.socket);
+        socketTokens.delete(ctx.extra.socket);
       },
       onSubscribe: async (ctx, _id, payload) => {
         // The token may have been revoked since the socket opened (cached for 10 s at most).
@@ -162,6 +188,8 @@ export async function startHttpServer(
         // Apollo's validationRules do not reach graphql-ws: apply the same limits here.
         const errors = validate(schema, document, [...specifiedRules, ...rules]);
         if (errors.length > 0) return errors;
+        const bad = checkInputStrings(schema, document, payload.variables);
+        if (bad) return [bad];
         return {
           schema,
           document,
@@ -307,6 +335,7 @@ export async function startHttpServer(
         draining = true;
         for (const client of wsServer.clients) client.close(1001, 'server shutting down');
         clearInterval(revocationSweep);
+        stopRevocations();
         await wsCleanup.dispose();
         await new Promise<void>((r) => wsServer.close(() => r()));
         // Apollo's drain plugin stops accepting, lets in-flight requests finish, then closes.

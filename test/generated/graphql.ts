@@ -51,6 +51,16 @@ export type ConnectionStatus =
   | 'PENDING'
   | 'READY';
 
+export type CreateApiTokenInput = {
+  /** Optional expiry, in the future. Null: never expires. */
+  expiresAt?: string | null | undefined;
+  /** Who or what holds it, such as "acme dashboard". At most 200 characters. */
+  label: string;
+  role: Role;
+  /** Required for CUSTOMER, optional for RUNTIME (binds it to one workspace), refused for ADMIN and OPERATOR. */
+  workspaceId?: string | number | null | undefined;
+};
+
 export type CreateAssistantInput = {
   name: string;
   workspaceId: string | number;
@@ -138,6 +148,10 @@ export type ReviewCode =
   | 'ENDPOINT_CHANGED'
   | 'RISK_RAISED';
 
+export type RevokeApiTokenInput = {
+  id: string | number;
+};
+
 /** READ has no side effect; WRITE calls leave a ledger row. */
 export type Risk =
   | 'READ'
@@ -199,7 +213,7 @@ export type ConnectionOperationsQueryVariables = Exact<{
 }>;
 
 
-export type ConnectionOperationsQuery = { connection: { id: string, status: ConnectionStatus, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, operations: { nodes: Array<{ id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, sourceRisk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, openReasons: { nodes: Array<{ code: ReviewCode, detail: string }> } }> } } };
+export type ConnectionOperationsQuery = { connection: { id: string, status: ConnectionStatus, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, operations: { nodes: Array<{ id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, sourceRisk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, openReasons: { nodes: Array<{ code: ReviewCode, detail: string }> } }> } } | null };
 
 export type DiscoveryRunsQueryVariables = Exact<{
   id: string | number;
@@ -207,14 +221,14 @@ export type DiscoveryRunsQueryVariables = Exact<{
 }>;
 
 
-export type DiscoveryRunsQuery = { connection: { discoveryRuns: { nodes: Array<{ id: string, trigger: DiscoveryTrigger, actor: string, outcome: DiscoveryOutcome, errorCode: string | null, errorMessage: string | null, added: number, removed: number, updated: number, flagged: number, diagnostics: Array<string>, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, startedAt: string, finishedAt: string | null, skipped: Array<{ name: string, reason: string, detail: string | null }> }> } } };
+export type DiscoveryRunsQuery = { connection: { discoveryRuns: { nodes: Array<{ id: string, trigger: DiscoveryTrigger, actor: string, outcome: DiscoveryOutcome, errorCode: string | null, errorMessage: string | null, added: number, removed: number, updated: number, flagged: number, diagnostics: Array<string>, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, startedAt: string, finishedAt: string | null, skipped: Array<{ name: string, reason: string, detail: string | null }> }> } } | null };
 
 export type OperationReviewsQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type OperationReviewsQuery = { operation: { id: string, enabled: boolean, needsReview: boolean, reviewReasons: { nodes: Array<{ code: ReviewCode, detail: string, resolvedAt: string | null, resolvedBy: string | null }> } } };
+export type OperationReviewsQuery = { operation: { id: string, enabled: boolean, needsReview: boolean, reviewReasons: { nodes: Array<{ code: ReviewCode, detail: string, resolvedAt: string | null, resolvedBy: string | null }> } } | null };
 
 export type EnableMutationVariables = Exact<{
   input: EnableInput;
@@ -250,7 +264,7 @@ export type AuditTrailQueryVariables = Exact<{
 }>;
 
 
-export type AuditTrailQuery = { workspace: { auditEvents: { nodes: Array<{ actor: string, action: string, targetType: string, targetId: string, before: unknown, after: unknown }> } } };
+export type AuditTrailQuery = { workspace: { auditEvents: { nodes: Array<{ actor: string, action: string, targetType: string, targetId: string, before: unknown, after: unknown }> } } | null };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -277,7 +291,7 @@ export type WorkspaceQueryVariables = Exact<{
 }>;
 
 
-export type WorkspaceQuery = { workspace: { id: string, name: string, assistants: { nodes: Array<{ id: string, name: string }> } } };
+export type WorkspaceQuery = { workspace: { id: string, name: string, assistants: { nodes: Array<{ id: string, name: string }> } } | null };
 
 export type CreateAssistantMutationVariables = Exact<{
   input: CreateAssistantInput;
@@ -314,7 +328,7 @@ export type ConnectionQueryVariables = Exact<{
 }>;
 
 
-export type ConnectionQuery = { connection: { id: string, name: string, slug: string, kind: ConnectionKind, status: ConnectionStatus, endpointUrl: string | null, descriptionUrl: string | null, descriptionBytes: number | null, baseUrl: string | null, timeoutMs: number | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, credential: { kind: CredentialKind, headerName: string | null, last4: string | null } } };
+export type ConnectionQuery = { connection: { id: string, name: string, slug: string, kind: ConnectionKind, status: ConnectionStatus, endpointUrl: string | null, descriptionUrl: string | null, descriptionBytes: number | null, baseUrl: string | null, timeoutMs: number | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, credential: { kind: CredentialKind, headerName: string | null, last4: string | null } } | null };
 
 export type NodeQueryVariables = Exact<{
   id: string | number;
@@ -322,6 +336,7 @@ export type NodeQueryVariables = Exact<{
 
 
 export type NodeQuery = { node:
+    | { __typename: 'ApiToken', id: string }
     | { __typename: 'Assistant', id: string }
     | { __typename: 'AuditEvent', id: string }
     | { __typename: 'Connection', name: string, id: string }
@@ -342,14 +357,14 @@ export type WorkspaceConnectionsQueryVariables = Exact<{
 }>;
 
 
-export type WorkspaceConnectionsQuery = { workspace: { id: string, connections: { nodes: Array<{ id: string, name: string, operations: { nodes: Array<{ id: string, key: string, name: string, enabled: boolean, risk: Risk }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
+export type WorkspaceConnectionsQuery = { workspace: { id: string, connections: { nodes: Array<{ id: string, name: string, operations: { nodes: Array<{ id: string, key: string, name: string, enabled: boolean, risk: Risk }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type OperationQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type OperationQuery = { operation: { id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, connection: { id: string } } };
+export type OperationQuery = { operation: { id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, connection: { id: string } } | null };
 
 export type BeginSignInMutationVariables = Exact<{
   input: BeginSignInInput;
@@ -363,7 +378,31 @@ export type OAuthConnectionQueryVariables = Exact<{
 }>;
 
 
-export type OAuthConnectionQuery = { connection: { id: string, status: ConnectionStatus, credential: { kind: CredentialKind, headerName: string | null, last4: string | null }, operations: { nodes: Array<{ name: string, enabled: boolean }> }, discoveryRuns: { nodes: Array<{ trigger: DiscoveryTrigger, outcome: DiscoveryOutcome, errorCode: string | null, added: number, actor: string }> } } };
+export type OAuthConnectionQuery = { connection: { id: string, status: ConnectionStatus, credential: { kind: CredentialKind, headerName: string | null, last4: string | null }, operations: { nodes: Array<{ name: string, enabled: boolean }> }, discoveryRuns: { nodes: Array<{ trigger: DiscoveryTrigger, outcome: DiscoveryOutcome, errorCode: string | null, added: number, actor: string }> } } | null };
+
+export type ApiTokensQueryVariables = Exact<{
+  first?: number | null | undefined;
+  includeRevoked?: boolean | null | undefined;
+  role?: Role | null | undefined;
+  workspaceId?: string | number | null | undefined;
+}>;
+
+
+export type ApiTokensQuery = { apiTokens: { nodes: Array<{ id: string, label: string, role: Role, createdAt: string, createdBy: string | null, expiresAt: string | null, lastUsedAt: string | null, revokedAt: string | null, revokedBy: string | null, active: boolean, workspace: { id: string, name: string } | null }> } };
+
+export type CreateApiTokenMutationVariables = Exact<{
+  input: CreateApiTokenInput;
+}>;
+
+
+export type CreateApiTokenMutation = { createApiToken: { secret: string | null, apiToken: { id: string, label: string, role: Role, expiresAt: string | null, createdBy: string | null, active: boolean, workspace: { id: string } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: string }> } };
+
+export type RevokeApiTokenMutationVariables = Exact<{
+  input: RevokeApiTokenInput;
+}>;
+
+
+export type RevokeApiTokenMutation = { revokeApiToken: { apiToken: { id: string, revokedAt: string | null, revokedBy: string | null, active: boolean } | null, userErrors: Array<{ field: Array<string>, message: string, code: string }> } };
 
 export type SetConnectedToolsMutationVariables = Exact<{
   input: SetConnectedToolsInput;
@@ -398,21 +437,21 @@ export type TurnCallsQueryVariables = Exact<{
 }>;
 
 
-export type TurnCallsQuery = { turn: { id: string, conversationId: string, finishedAt: string | null, declaredToolNames: Array<string>, calls: { nodes: Array<{ seq: number, declaredName: string, operationKey: string | null, arguments: Record<string, unknown>, status: CallStatus, message: string | null, attempts: number, resends: number, durationMs: number | null, risk: Risk | null }> } } };
+export type TurnCallsQuery = { turn: { id: string, conversationId: string, finishedAt: string | null, declaredToolNames: Array<string>, calls: { nodes: Array<{ seq: number, declaredName: string, operationKey: string | null, arguments: Record<string, unknown>, status: CallStatus, message: string | null, attempts: number, resends: number, durationMs: number | null, risk: Risk | null }> } } | null };
 
 export type AssistantTurnsQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type AssistantTurnsQuery = { assistant: { turns: { nodes: Array<{ id: string, conversationId: string }> } } };
+export type AssistantTurnsQuery = { assistant: { turns: { nodes: Array<{ id: string, conversationId: string }> } } | null };
 
 export type LedgerQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type LedgerQuery = { workspace: { ledger: { nodes: Array<{ turnCallId: string, operationKey: string, arguments: Record<string, unknown>, status: CallStatus, attempts: number, message: string | null, outcomeBy: LedgerOutcomeSource | null }> } } };
+export type LedgerQuery = { workspace: { ledger: { nodes: Array<{ turnCallId: string, operationKey: string, arguments: Record<string, unknown>, status: CallStatus, attempts: number, message: string | null, outcomeBy: LedgerOutcomeSource | null }> } } | null };
 
 export type TurnEventsSubscriptionVariables = Exact<{
   assistantId?: string | number | null | undefined;
@@ -449,6 +488,9 @@ export const WorkspaceConnectionsDocument = {"kind":"Document","definitions":[{"
 export const OperationDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Operation"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"operation"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"title"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"inputSchema"}},{"kind":"Field","name":{"kind":"Name","value":"annotations"}},{"kind":"Field","name":{"kind":"Name","value":"risk"}},{"kind":"Field","name":{"kind":"Name","value":"riskSetByAdmin"}},{"kind":"Field","name":{"kind":"Name","value":"enabled"}},{"kind":"Field","name":{"kind":"Name","value":"needsReview"}},{"kind":"Field","name":{"kind":"Name","value":"method"}},{"kind":"Field","name":{"kind":"Name","value":"path"}},{"kind":"Field","name":{"kind":"Name","value":"connection"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}}]}}]}}]} as unknown as DocumentNode<OperationQuery, OperationQueryVariables>;
 export const BeginSignInDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"BeginSignIn"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"BeginSignInInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"beginSignIn"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"authorizationUrl"}},{"kind":"Field","name":{"kind":"Name","value":"expiresAt"}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<BeginSignInMutation, BeginSignInMutationVariables>;
 export const OAuthConnectionDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"OAuthConnection"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"connection"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"credential"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"headerName"}},{"kind":"Field","name":{"kind":"Name","value":"last4"}}]}},{"kind":"Field","name":{"kind":"Name","value":"operations"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"20"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"enabled"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"discoveryRuns"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"5"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"trigger"}},{"kind":"Field","name":{"kind":"Name","value":"outcome"}},{"kind":"Field","name":{"kind":"Name","value":"errorCode"}},{"kind":"Field","name":{"kind":"Name","value":"added"}},{"kind":"Field","name":{"kind":"Name","value":"actor"}}]}}]}}]}}]}}]} as unknown as DocumentNode<OAuthConnectionQuery, OAuthConnectionQueryVariables>;
+export const ApiTokensDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ApiTokens"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"includeRevoked"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Boolean"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"role"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Role"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"workspaceId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"apiTokens"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"includeRevoked"},"value":{"kind":"Variable","name":{"kind":"Name","value":"includeRevoked"}}},{"kind":"Argument","name":{"kind":"Name","value":"role"},"value":{"kind":"Variable","name":{"kind":"Name","value":"role"}}},{"kind":"Argument","name":{"kind":"Name","value":"workspaceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"workspaceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"label"}},{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"workspace"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdBy"}},{"kind":"Field","name":{"kind":"Name","value":"expiresAt"}},{"kind":"Field","name":{"kind":"Name","value":"lastUsedAt"}},{"kind":"Field","name":{"kind":"Name","value":"revokedAt"}},{"kind":"Field","name":{"kind":"Name","value":"revokedBy"}},{"kind":"Field","name":{"kind":"Name","value":"active"}}]}}]}}]}}]} as unknown as DocumentNode<ApiTokensQuery, ApiTokensQueryVariables>;
+export const CreateApiTokenDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateApiToken"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateApiTokenInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createApiToken"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"secret"}},{"kind":"Field","name":{"kind":"Name","value":"apiToken"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"label"}},{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"workspace"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"expiresAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdBy"}},{"kind":"Field","name":{"kind":"Name","value":"active"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<CreateApiTokenMutation, CreateApiTokenMutationVariables>;
+export const RevokeApiTokenDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"RevokeApiToken"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"RevokeApiTokenInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"revokeApiToken"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"apiToken"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"revokedAt"}},{"kind":"Field","name":{"kind":"Name","value":"revokedBy"}},{"kind":"Field","name":{"kind":"Name","value":"active"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<RevokeApiTokenMutation, RevokeApiTokenMutationVariables>;
 export const SetConnectedToolsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SetConnectedTools"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"SetConnectedToolsInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"setConnectedTools"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"assistant"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"connectedTools"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"changed"}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<SetConnectedToolsMutation, SetConnectedToolsMutationVariables>;
 export const BeginTurnDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"BeginTurn"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"BeginTurnInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"beginTurn"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"turnId"}},{"kind":"Field","name":{"kind":"Name","value":"tools"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"inputSchema"}}]}}]}}]}}]} as unknown as DocumentNode<BeginTurnMutation, BeginTurnMutationVariables>;
 export const CallToolDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CallTool"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CallToolInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"callTool"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"ok"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"structuredContent"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"truncated"}},{"kind":"Field","name":{"kind":"Name","value":"callId"}},{"kind":"Field","name":{"kind":"Name","value":"seq"}},{"kind":"Field","name":{"kind":"Name","value":"recorded"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"resends"}},{"kind":"Field","name":{"kind":"Name","value":"durationMs"}}]}}]}}]} as unknown as DocumentNode<CallToolMutation, CallToolMutationVariables>;

@@ -373,3 +373,118 @@ describe('bounded documents, on HTTP and WebSocket alike', () => {
     expect(await overWs(customer, '{ viewer { role } }')).toEqual({ data: { viewer: { role: 'CUSTOMER' } } });
   });
 });
+
+describe('strings checked at the edge', () => {
+  const NOT_STORABLE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
+  const createWorkspace =
+    'mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { workspace { id } } }';
+  const beginTurn = 'mutation($input: BeginTurnInput!) { beginTurn(input: $input) { turnId } }';
+  const createConnection =
+    'mutation($input: CreateConnectionInput!) { createConnection(input: $input) { connection { id } } }';
+  const fakeId = Buffer.from('Assistant:00000000-0000-0000-0000-000000000000').toString('base64url');
+
+  const cases: [string, () => string, string, Record<string, unknown>, string][] = [
+    [
+      'NUL in createWorkspace(name)',
+      () => admin,
+      createWorkspace,
+      { input: { name: 'a\u0000b' } },
+      'createWorkspace(input.name)',
+    ],
+    [
+      'a lone surrogate in createWorkspace(name)',
+      () => admin,
+      createWorkspace,
+      { input: { name: 'a\uD800' } },
+      'createWorkspace(input.name)',
+    ],
+    [
+      'NUL in beginTurn(conversationId)',
+      () => runtime,
+      beginTurn,
+      { input: { assistantId: fakeId, conversationId: 'c\u0000' } },
+      'beginTurn(input.conversationId)',
+    ],
+    [
+      'a lone low surrogate in a nested credential key',
+      () => admin,
+      createConnection,
+      {
+        input: {
+          workspaceId: fakeId,
+          kind: 'MCP',
+          name: 'x',
+          endpointUrl: 'https://x.example/mcp',
+          credential: { kind: 'BEARER', key: '\uDC00secret' },
+        },
+      },
+      'createConnection(input.credential.key)',
+    ],
+  ];
+
+  it.each(cases)(
+    'should refuse %s over HTTP with BAD_USER_INPUT naming the field',
+    async (_n, token, query, variables, where) => {
+      const res = await post(JSON.stringify({ query, variables }), token());
+      const body = (await res.json()) as {
+        data?: unknown;
+        errors: { message: string; extensions: { code: string } }[];
+      };
+      expect(body.errors).toEqual([
+        { message: `${where} ${NOT_STORABLE}`, extensions: { code: 'BAD_USER_INPUT' } },
+      ]);
+      expect(body.data ?? null).toBeNull();
+    },
+  );
+
+  it('should refuse NUL in a literal, with the same message', async () => {
+    const result = await t.gql(
+      'mutation { createWorkspace(input: { name: "a\\u0000b" }) { workspace { id } } }',
+      {},
+      admin,
+    );
+    expect(result.errors?.[0]).toEqual({
+      message: `createWorkspace(input.name) ${NOT_STORABLE}`,
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  });
+
+  it('should refuse a bad string over WebSocket too', async () => {
+    const client = createClient({
+      url: t.wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${admin}` },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    try {
+      const errors = await new Promise<unknown>((resolve, reject) => {
+        client.subscribe(
+          { query: createWorkspace, variables: { input: { name: 'x\u0000' } } },
+          {
+            next: () => reject(new Error('answered')),
+            error: resolve,
+            complete: () => reject(new Error('completed')),
+          },
+        );
+      });
+      expect(errors).toEqual([
+        expect.objectContaining({
+          message: `createWorkspace(input.name) ${NOT_STORABLE}`,
+          extensions: { code: 'BAD_USER_INPUT' },
+        }),
+      ]);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('should not refuse NUL inside callTool arguments (a JSON scalar: the model’s, passed on unchanged)', async () => {
+    const result = await t.gql(
+      'mutation($input: CallToolInput!) { callTool(input: $input) { ok message } }',
+      { input: { turnId: fakeId, name: 'x__y', arguments: { v: 'pay 100\u0000EUR', w: '\uD800' } } },
+      runtime,
+    );
+    expect(JSON.stringify(result)).not.toContain(NOT_STORABLE);
+  });
+});
