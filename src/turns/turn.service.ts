@@ -18,7 +18,9 @@ import { notFound } from '../graphql/errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
+import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
+import { eventArguments, eventResult } from './event-payload.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
@@ -325,7 +327,12 @@ export class TurnService {
     const startParams: unknown[] = [
       turnId,
       callId,
-      storableJson({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
+      storableJson({
+        name,
+        operationKey: op?.key ?? null,
+        risk: op?.risk ?? null,
+        ...eventArguments(args),
+      }),
     ];
     if (intentId !== null)
       startParams.push(intentId, callId, op!.connection.id, op!.id, op!.key, argsJson, name);
@@ -365,10 +372,24 @@ export class TurnService {
         };
     }
 
+    const progress = new CallProgress(
+      this.#orm,
+      this.services.logger,
+      {
+        workspaceId: turn.workspaceId,
+        assistantId: turn.assistantId,
+        conversationId: turn.conversationId,
+        turnId,
+        callId,
+        name,
+      },
+      startP.catch(() => null),
+    );
     let result: CallResult;
     try {
       // The tool gets exactly the model's arguments; only the records are made storable.
-      result = early ?? (await dispatch(this.services, op!, name, args));
+      result =
+        early ?? (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub)));
     } catch (err) {
       // A bug of ours must still not break the conversation.
       this.services.logger.error({ err, turnId, name }, 'tool call failed inside the service');
@@ -397,6 +418,7 @@ export class TurnService {
           recorded: false,
         };
     }
+    await progress.drain();
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = intentId !== null;
     const message = storableText(result.message);
@@ -440,6 +462,8 @@ export class TurnService {
         attempts: result.attempts,
         resends: result.resends,
         message,
+        result: eventResult(result),
+        progress: progress.record(),
       }),
     ];
     // One retry at once; then the runtime is told (recorded: false) and a bounded number of
@@ -528,6 +552,7 @@ export class TurnService {
           durationMs: 0,
           attempts: 0,
           message: result.message,
+          result: eventResult(result),
         }),
       ]);
       const seq = rows[0]?.call_seq ?? null;

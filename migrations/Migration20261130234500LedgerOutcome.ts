@@ -10,7 +10,7 @@ const OLD_STATUSES = `'RUNNING', 'SUCCEEDED', 'TOOL_ERROR', 'UPSTREAM_ERROR', 'T
  * sweep as OUTCOME_UNKNOWN when it never came. Both tables are append-only. Rows written before
  * this migration keep their final status in `ledger_entry` and have no outcome row.
  */
-export class Migration20261130233000LedgerOutcome extends Migration {
+export class Migration20261130234500LedgerOutcome extends Migration {
   override async up(): Promise<void> {
     this.addSql(
       `alter table "ledger_entry" add column "call_seq" int null, add column "declared_name" varchar(200) null;`,
