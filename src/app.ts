@@ -11,6 +11,7 @@ import { DiscoveryService } from './discovery/discover.js';
 import { closeInterruptedRuns } from './discovery/recovery.js';
 import { announceToolChange } from './turns/cache-signal.js';
 import { TurnEventHub } from './turns/events.js';
+import { LedgerSweep } from './turns/ledger-sweep.js';
 import { ToolCache } from './turns/tool-cache.js';
 import { TurnService } from './turns/turn.service.js';
 import { buildAppSchema } from './graphql/schema.js';
@@ -134,6 +135,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       }),
     );
     services.oauth = new OAuthService(services);
+    // Intents left open by a crash or a database outage are closed before this instance serves.
+    const ledgerSweep = new LedgerSweep(orm, logger, config.ledgerSweep);
+    await ledgerSweep.runOnce().catch((err: unknown) => logger.error({ err }, 'the ledger sweep failed'));
     const firstAdminToken =
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
@@ -144,6 +148,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();
+    ledgerSweep.start();
     let stopping: Promise<void> | null = null;
     return {
       services,
@@ -156,6 +161,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           services.turnEvents.close();
           services.toolCache.close();
           await services.oauth.stopSweep();
+          services.turns.close();
+          await ledgerSweep.stop();
           await services.mcp.whenIdle();
           await outbound.close();
           await services.descriptions.close();

@@ -14,7 +14,13 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+<<<<<<< HEAD
 export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end
+=======
+/** Longer than any call can take (4 sends of up to 120 s) plus the ~30 s of background record retries. */
+export const DEFAULT_LEDGER_SWEEP_AFTER_MS = 10 * 60_000;
+export const DEFAULT_LEDGER_SWEEP_EVERY_MS = 60_000;
+>>>>>>> main
 export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
 export const DEFAULT_DESCRIPTION_TIMEOUT_MS = 20_000; // per description, then DESCRIPTION_TOO_COMPLEX
 export const DEFAULT_TOOL_ARGS_MAX_DEPTH = 64; // nesting of a call's arguments
@@ -68,6 +74,8 @@ export interface Config {
   toolResultMaxChars: number;
   /** A call's arguments past these are refused (REJECTED) before anything is recorded or sent. */
   toolArguments: { maxDepth: number; maxBytes: number };
+  /** WRITE intents without an outcome older than `afterMs` are closed as OUTCOME_UNKNOWN, every `everyMs`. */
+  ledgerSweep: { afterMs: number; everyMs: number };
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -225,6 +233,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    ledgerSweep: {
+      afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
+      everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),
+    },
     toolArguments: {
       maxDepth: int(env, 'TOOL_ARGS_MAX_DEPTH', DEFAULT_TOOL_ARGS_MAX_DEPTH, 1, 1_000),
       maxBytes: int(env, 'TOOL_ARGS_MAX_BYTES', DEFAULT_TOOL_ARGS_MAX_BYTES, 1024, 16 * 1024 * 1024),
