@@ -14,13 +14,10 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
-<<<<<<< HEAD
 export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end
-=======
 /** Longer than any call can take (4 sends of up to 120 s) plus the ~30 s of background record retries. */
 export const DEFAULT_LEDGER_SWEEP_AFTER_MS = 10 * 60_000;
 export const DEFAULT_LEDGER_SWEEP_EVERY_MS = 60_000;
->>>>>>> main
 export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
 export const DEFAULT_DESCRIPTION_TIMEOUT_MS = 20_000; // per description, then DESCRIPTION_TOO_COMPLEX
 export const DEFAULT_TOOL_ARGS_MAX_DEPTH = 64; // nesting of a call's arguments
