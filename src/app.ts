@@ -8,6 +8,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
 import { migrate, openOrm } from './db/orm.js';
 import { DiscoveryService } from './discovery/discover.js';
+import { closeInterruptedRuns } from './discovery/recovery.js';
 import { announceToolChange } from './turns/cache-signal.js';
 import { TurnEventHub } from './turns/events.js';
 import { LedgerSweep } from './turns/ledger-sweep.js';
@@ -99,6 +100,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       maxBodyBytes: config.outbound.maxBodyBytes,
     });
     await notifier.start();
+    // After our own LISTEN connection is up, so the instance list it reads includes this one.
+    const interrupted = await closeInterruptedRuns(orm.em.fork());
+    if (interrupted > 0)
+      logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
     const services: Services = {
       config,
       orm,

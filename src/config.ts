@@ -14,6 +14,7 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end
 /** Longer than any call can take (4 sends of up to 120 s) plus the ~30 s of background record retries. */
 export const DEFAULT_LEDGER_SWEEP_AFTER_MS = 10 * 60_000;
 export const DEFAULT_LEDGER_SWEEP_EVERY_MS = 60_000;
@@ -75,6 +76,8 @@ export interface Config {
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
+  /** A discovery run still going after this long fails with DISCOVERY_DEADLINE_EXCEEDED. */
+  discoveryDeadlineMs: number;
   /** OpenAPI descriptions are parsed and converted off the event loop, on this many workers, within this time. */
   descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
@@ -237,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
+    discoveryDeadlineMs: int(env, 'DISCOVERY_DEADLINE_MS', DEFAULT_DISCOVERY_DEADLINE_MS, 1_000, 3_600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
     descriptions: {
       workers: int(env, 'DESCRIPTION_WORKERS', DEFAULT_DESCRIPTION_WORKERS, 1, 8),
