@@ -123,9 +123,9 @@ export class OperationResolver {
         userErrors: [new UserError(['input', 'reason'], 'must be 1–500 characters', 'REASON_INVALID')],
       };
     }
-    await disableOperation(ctx.em, ctx.principal!, op, reason);
-    await this.changed(ctx, op);
-    return { operation: op, resolvedReasons: [], userErrors: [] };
+    const disabled = await disableOperation(ctx.em, ctx.principal!, op.id, reason);
+    await this.changed(ctx, disabled);
+    return { operation: disabled, resolvedReasons: [], userErrors: [] };
   }
 
   @Authorized(Role.ADMIN)
@@ -137,9 +137,9 @@ export class OperationResolver {
     @Ctx() ctx: Context,
   ): Promise<OperationPayload> {
     const op = await visibleOperation(ctx, input.operationId);
-    await setOperationRisk(ctx.em, ctx.principal!, op, input.risk);
-    await this.changed(ctx, op);
-    return { operation: op, resolvedReasons: [], userErrors: [] };
+    const updated = await setOperationRisk(ctx.em, ctx.principal!, op.id, input.risk);
+    await this.changed(ctx, updated);
+    return { operation: updated, resolvedReasons: [], userErrors: [] };
   }
 
   @Authorized(Role.ADMIN)
@@ -149,9 +149,9 @@ export class OperationResolver {
     @Ctx() ctx: Context,
   ): Promise<OperationPayload> {
     const op = await visibleOperation(ctx, input.operationId);
-    await setOperationRisk(ctx.em, ctx.principal!, op, null);
-    await this.changed(ctx, op);
-    return { operation: op, resolvedReasons: [], userErrors: [] };
+    const updated = await setOperationRisk(ctx.em, ctx.principal!, op.id, null);
+    await this.changed(ctx, updated);
+    return { operation: updated, resolvedReasons: [], userErrors: [] };
   }
 
   @FieldResolver(() => Connection)

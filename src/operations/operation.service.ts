@@ -29,11 +29,7 @@ export async function enableOperation(
   operationId: string,
 ): Promise<{ operation: Operation; resolved: ReviewReason[] }> {
   return em.transactional(async (tx) => {
-    const op = await tx.findOneOrFail(
-      Operation,
-      { id: operationId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-    );
+    const op = await lockOperation(tx, operationId);
     const open = await tx.find(
       ReviewReason,
       { operation: op.id, resolvedAt: null },
@@ -52,6 +48,7 @@ export async function enableOperation(
     }
     op.enabled = true;
     op.needsReview = false;
+    if (open.length === 0 && !changed(before, snapshot(op))) return { operation: op, resolved: open };
     audit(tx, principal, {
       workspaceId: op.workspace.id,
       action: open.length > 0 ? 'REVIEW_ENABLE' : 'ENABLE',
@@ -64,47 +61,77 @@ export async function enableOperation(
   });
 }
 
+/** Reads the operation again under its row lock, inside `tx`: every switch and risk change goes through here. */
+function lockOperation(tx: EntityManager, operationId: string): Promise<Operation> {
+  return tx.findOneOrFail(
+    Operation,
+    { id: operationId },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+  );
+}
+
+function changed(before: ReturnType<typeof snapshot>, after: ReturnType<typeof snapshot>): boolean {
+  return (Object.keys(before) as (keyof typeof before)[]).some((k) => before[k] !== after[k]);
+}
+
+/**
+ * The incident switch. Under the operation's row lock, so that the audit trail follows the state
+ * whatever races it; a disable of an operation already off changes nothing and writes no audit row.
+ */
 export async function disableOperation(
   em: EntityManager,
   principal: Principal,
-  op: Operation,
+  operationId: string,
   reason: string,
-): Promise<void> {
-  const before = snapshot(op);
-  op.enabled = false;
-  audit(em, principal, {
-    workspaceId: op.workspace.id,
-    action: 'DISABLE',
-    targetType: 'Operation',
-    targetId: op.nodeId,
-    before,
-    after: { ...snapshot(op), reason },
+): Promise<Operation> {
+  return em.transactional(async (tx) => {
+    const op = await lockOperation(tx, operationId);
+    const before = snapshot(op);
+    op.enabled = false;
+    if (changed(before, snapshot(op))) {
+      audit(tx, principal, {
+        workspaceId: op.workspace.id,
+        action: 'DISABLE',
+        targetType: 'Operation',
+        targetId: op.nodeId,
+        before,
+        after: { ...snapshot(op), reason },
+      });
+    }
+    return op;
   });
-  await em.flush();
 }
 
-/** An admin's risk: it survives refreshes until clearRisk hands the risk back to the source. */
+/**
+ * An admin's risk: it survives refreshes until clearRisk (`risk: null`) hands the risk back to the
+ * source. Under the row lock; a change to what is already there writes no audit row.
+ */
 export async function setOperationRisk(
   em: EntityManager,
   principal: Principal,
-  op: Operation,
+  operationId: string,
   risk: RiskLevel | null,
-): Promise<void> {
-  const before = snapshot(op);
-  if (risk === null) {
-    op.risk = op.sourceRisk;
-    op.riskSetByAdmin = false;
-  } else {
-    op.risk = risk;
-    op.riskSetByAdmin = true;
-  }
-  audit(em, principal, {
-    workspaceId: op.workspace.id,
-    action: risk === null ? 'CLEAR_RISK' : 'SET_RISK',
-    targetType: 'Operation',
-    targetId: op.nodeId,
-    before,
-    after: snapshot(op),
+): Promise<Operation> {
+  return em.transactional(async (tx) => {
+    const op = await lockOperation(tx, operationId);
+    const before = snapshot(op);
+    if (risk === null) {
+      op.risk = op.sourceRisk;
+      op.riskSetByAdmin = false;
+    } else {
+      op.risk = risk;
+      op.riskSetByAdmin = true;
+    }
+    if (changed(before, snapshot(op))) {
+      audit(tx, principal, {
+        workspaceId: op.workspace.id,
+        action: risk === null ? 'CLEAR_RISK' : 'SET_RISK',
+        targetType: 'Operation',
+        targetId: op.nodeId,
+        before,
+        after: snapshot(op),
+      });
+    }
+    return op;
   });
-  await em.flush();
 }
