@@ -52,6 +52,9 @@ export async function enableOperation(
     }
     op.enabled = true;
     op.needsReview = false;
+    op.disabledReason = null;
+    op.disabledBy = null;
+    op.disabledAt = null;
     audit(tx, principal, {
       workspaceId: op.workspace.id,
       action: open.length > 0 ? 'REVIEW_ENABLE' : 'ENABLE',
@@ -72,6 +75,9 @@ export async function disableOperation(
 ): Promise<void> {
   const before = snapshot(op);
   op.enabled = false;
+  op.disabledReason = reason;
+  op.disabledBy = principal.label;
+  op.disabledAt = new Date();
   audit(em, principal, {
     workspaceId: op.workspace.id,
     action: 'DISABLE',
