@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
  * The console's reads (issue 12): why an operation was switched off and by whom, and indexes for
  * the new filters (turns of a workspace by conversation, operations awaiting review).
  */
-export class Migration20261130233000ConsoleReads extends Migration {
+export class Migration20261130234000ConsoleReads extends Migration {
   override async up(): Promise<void> {
     this.addSql(
       `alter table "operation" add column "disabled_reason" text null, add column "disabled_by" varchar(200) null, add column "disabled_at" timestamptz null;`,
