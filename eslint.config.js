@@ -42,4 +42,6 @@ export default tseslint.config(
     rules: { '@typescript-eslint/consistent-type-imports': 'off' },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  // Plain-JavaScript entries (the description worker's bootstrap under tsx and vitest).
+  { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

@@ -17,6 +17,7 @@ import { OutboundClient } from './http/outbound.js';
 import { McpClient } from './mcp/client.js';
 import { oauthRoutes } from './oauth/callback.js';
 import { OAuthService } from './oauth/oauth.service.js';
+import { DescriptionPool } from './openapi/pool.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -66,6 +67,15 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
   const em = orm.em.fork();
   if ((await em.count(ApiToken, {})) > 0) return null;
   const { token } = await mintToken(em, { role: Role.ADMIN, label: 'first admin' });
+  if (config.databaseUrl !== null) {
+    // DATA_DIR/admin-token belongs to the embedded database: a start on another database must not
+    // overwrite it (its token would then fail against the embedded one). Printed only.
+    process.stdout.write(
+      `\nFirst start on this database: an admin token was created (shown once, not written to a file):\n\n  ${token}\n\n`,
+    );
+    logger.info('first admin token created for DATABASE_URL (printed, not written)');
+    return token;
+  }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const path = join(config.dataDir, 'admin-token');
   await writeFile(path, `${token}\n`, { mode: 0o600 });
@@ -91,10 +101,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       config,
       orm,
       logger,
-      auth: new AuthService(),
+      auth: new AuthService(notifier),
       secrets: new SecretBox(key),
       outbound,
       mcp: new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs }),
+      descriptions: new DescriptionPool({
+        size: config.descriptions.workers,
+        timeoutMs: config.descriptions.timeoutMs,
+      }),
       notifier,
       discovery: null as unknown as DiscoveryService,
       oauth: null as unknown as OAuthService,
@@ -138,6 +152,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           await services.oauth.stopSweep();
           await services.mcp.whenIdle();
           await outbound.close();
+          await services.descriptions.close();
           await notifier.stop();
           await orm.close();
           logger.debug('database connections closed');

@@ -14,6 +14,8 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000; // 10 seconds, the platform's
 export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
+export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
+export const DEFAULT_DESCRIPTION_TIMEOUT_MS = 20_000; // per description, then DESCRIPTION_TOO_COMPLEX
 export const DEFAULT_TOOL_ARGS_MAX_DEPTH = 64; // nesting of a call's arguments
 export const DEFAULT_TOOL_ARGS_MAX_BYTES = 256 * 1024; // a call's arguments, serialized
 /** ADMIN and OPERATOR bodies: a 5 MiB description inside JSON, even if a third of it needs escaping. */
@@ -68,6 +70,8 @@ export interface Config {
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
+  /** OpenAPI descriptions are parsed and converted off the event loop, on this many workers, within this time. */
+  descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
   builtInTools: DeclaredTool[];
   /** What one caller may send (README, "Limits"). */
@@ -225,6 +229,10 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
+    descriptions: {
+      workers: int(env, 'DESCRIPTION_WORKERS', DEFAULT_DESCRIPTION_WORKERS, 1, 8),
+      timeoutMs: int(env, 'DESCRIPTION_TIMEOUT_MS', DEFAULT_DESCRIPTION_TIMEOUT_MS, 100, 600_000),
+    },
     limits: {
       maxBodyBytesStaff: int(
         env,

@@ -11,6 +11,7 @@ import type { OutboundClient } from './http/outbound.js';
 import type { Logger } from './logger.js';
 import type { McpClient } from './mcp/client.js';
 import type { OAuthService } from './oauth/oauth.service.js';
+import type { DescriptionPool } from './openapi/pool.js';
 
 /** The process-wide singletons, built once in app.ts and shared by every request. */
 export interface Services {
@@ -29,6 +30,8 @@ export interface Services {
   toolCache: ToolCache;
   turns: TurnService;
   turnEvents: TurnEventHub;
+  /** Worker threads that parse and convert OpenAPI descriptions, off the event loop. */
+  descriptions: DescriptionPool;
   /** OAuth sign-in and token renewal for MCP servers that ask people to sign in. */
   oauth: OAuthService;
 }

@@ -44,7 +44,10 @@ export class CreateAssistantPayload {
 @Resolver(() => Assistant)
 export class AssistantResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
-  @Query(() => Assistant)
+  @Query(() => Assistant, {
+    nullable: true,
+    description: 'By global ID; NOT_FOUND (an error for this field only) when missing or out of scope.',
+  })
   async assistant(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Assistant> {
     return visible<Assistant>(ctx, id, 'Assistant');
   }

@@ -1,64 +1,169 @@
+import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AuthSignal, Notifier } from '../db/notifier.js';
 import { ApiToken, Role } from './api-token.entity.js';
 import type { Principal } from './principal.js';
 import { generateToken, hashToken, isWellFormedToken } from './tokens.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
-const PRINCIPAL_CACHE_TTL_MS = 10_000; // a revoked token stops working within 10 seconds
+/**
+ * How long a token lookup is trusted. Revocation does not wait for it: a revoke sends a NOTIFY and
+ * every instance drops the token at once (`forget`); while an instance's LISTEN connection is down,
+ * it trusts no cached lookup at all.
+ */
+export const PRINCIPAL_CACHE_TTL_MS = 10_000; // 10 seconds
 const PRINCIPAL_CACHE_MAX = 10_000;
+
+/**
+ * One statement per lookup: the token if it is neither revoked nor expired, and its `last_used_at`
+ * moved forward when it is over a minute old (so a busy token writes at most once a minute).
+ */
+const AUTHENTICATE_SQL = `
+with t as (
+  select id, role, workspace_id, label, expires_at, last_used_at from api_token
+  where token_hash = ? and revoked_at is null and (expires_at is null or expires_at > now())
+), u as (
+  update api_token a set last_used_at = now() from t
+  where a.id = t.id and (t.last_used_at is null or t.last_used_at < now() - interval '1 minute')
+)
+select id, role, workspace_id, label, expires_at from t`;
+
+interface TokenRow {
+  id: string;
+  role: Role;
+  workspace_id: string | null;
+  label: string;
+  expires_at: Date | string | null;
+}
 
 /** Resolves tokens to principals, with a short cache so that the turn path costs no SQL for it. */
 export class AuthService {
   readonly #cache = new Map<string, { principal: Principal | null; expires: number }>();
+  readonly #events = new EventEmitter();
+  #notifier: Pick<Notifier, 'healthy'> | null = null;
+
+  constructor(notifier?: Pick<Notifier, 'healthy' | 'onAuth' | 'onReset'>) {
+    this.#events.setMaxListeners(0);
+    if (notifier) {
+      this.#notifier = notifier;
+      notifier.onAuth((signal: AuthSignal) => this.forget(signal.tokenId));
+      // Anything may have been missed while LISTEN was down.
+      notifier.onReset(() => this.clearCache());
+    }
+  }
 
   /** Forgets every cached lookup: the next request of each token reads the database. */
   clearCache(): void {
     this.#cache.clear();
   }
 
+  /**
+   * A token stopped being valid (revoked here or on another instance): drop its cached lookups and
+   * tell `onRevoked` listeners (the WebSocket server closes the token's sockets).
+   */
+  forget(tokenId: string): void {
+    for (const [hash, entry] of this.#cache) {
+      if (entry.principal?.tokenId === tokenId) this.#cache.delete(hash);
+    }
+    this.#events.emit('revoked', tokenId);
+  }
+
+  onRevoked(listener: (tokenId: string) => void): () => void {
+    this.#events.on('revoked', listener);
+    return () => this.#events.off('revoked', listener);
+  }
+
   async authenticate(em: EntityManager, token: string | null): Promise<Principal | null> {
     if (!token || !isWellFormedToken(token)) return null;
     const hash = hashToken(token);
     const now = Date.now();
-    const hit = this.#cache.get(hash);
+    // Without LISTEN, a revocation elsewhere would go unheard: read the database every time.
+    const trusted = this.#notifier === null || this.#notifier.healthy;
+    const hit = trusted ? this.#cache.get(hash) : undefined;
     if (hit && hit.expires > now) return hit.principal;
-    const row = await em.findOne(ApiToken, { tokenHash: hash, revokedAt: null });
+    const rows = await em.getConnection().execute<TokenRow[]>(AUTHENTICATE_SQL, [hash]);
+    const row = rows[0];
     const principal: Principal | null = row
-      ? { tokenId: row.id, role: row.role, workspaceId: row.workspace?.id ?? null, label: row.label }
+      ? { tokenId: row.id, role: row.role, workspaceId: row.workspace_id, label: row.label }
       : null;
+    const expiresAt = row?.expires_at ? new Date(row.expires_at).getTime() : Infinity;
     if (this.#cache.size >= PRINCIPAL_CACHE_MAX) this.#cache.clear();
-    this.#cache.set(hash, { principal, expires: now + PRINCIPAL_CACHE_TTL_MS });
+    this.#cache.set(hash, { principal, expires: Math.min(now + PRINCIPAL_CACHE_TTL_MS, expiresAt) });
     return principal;
   }
 }
 
+/** Stable codes of `TokenInputError`; the API returns them as `userErrors` codes. */
+export type TokenInputCode =
+  | 'WORKSPACE_REQUIRED'
+  | 'WORKSPACE_NOT_ALLOWED'
+  | 'WORKSPACE_NOT_FOUND'
+  | 'LABEL_TOO_LONG'
+  | 'EXPIRY_IN_PAST';
+
 export class TokenInputError extends Error {
   override readonly name = 'TokenInputError';
+  constructor(
+    readonly code: TokenInputCode,
+    /** The input field at fault: `workspaceId`, `label` or `expiresAt`. */
+    readonly field: 'workspaceId' | 'label' | 'expiresAt',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface MintInput {
+  role: Role;
+  workspaceId?: string | null;
+  label?: string | null;
+  /** Optional; must be in the future. */
+  expiresAt?: Date | null;
+  /** Label of the principal creating it (null: the CLI or the first start). */
+  createdBy?: string | null;
 }
 
 /** Mints a token; the plain token is returned once and never stored. */
 export async function mintToken(
   em: EntityManager,
-  input: { role: Role; workspaceId?: string | null; label?: string | null },
-): Promise<{ token: string; id: string }> {
+  input: MintInput,
+): Promise<{ token: string; id: string; row: ApiToken }> {
   if (input.role === Role.CUSTOMER && !input.workspaceId) {
-    throw new TokenInputError('a CUSTOMER token needs --workspace <id>');
+    throw new TokenInputError('WORKSPACE_REQUIRED', 'workspaceId', 'a CUSTOMER token needs a workspace');
   }
   if ((input.role === Role.ADMIN || input.role === Role.OPERATOR) && input.workspaceId) {
-    throw new TokenInputError(`a ${input.role} token is not bound to a workspace; leave out --workspace`);
+    throw new TokenInputError(
+      'WORKSPACE_NOT_ALLOWED',
+      'workspaceId',
+      `a ${input.role} token sees every workspace and is not bound to one; leave the workspace out`,
+    );
+  }
+  const label = input.label?.trim() || `${input.role.toLowerCase()} token`;
+  if (label.length > 200)
+    throw new TokenInputError('LABEL_TOO_LONG', 'label', 'must be at most 200 characters');
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
+    throw new TokenInputError('EXPIRY_IN_PAST', 'expiresAt', 'must be in the future');
   }
   let workspace = null;
   if (input.workspaceId) {
     workspace = await em.findOne(Workspace, { id: input.workspaceId });
-    if (!workspace) throw new TokenInputError(`workspace ${input.workspaceId} does not exist`);
+    if (!workspace)
+      throw new TokenInputError(
+        'WORKSPACE_NOT_FOUND',
+        'workspaceId',
+        `workspace ${input.workspaceId} does not exist`,
+      );
   }
   const token = generateToken();
   const row = new ApiToken(
     hashToken(token),
     input.role,
     workspace ? em.getReference(Workspace, workspace.id, { wrapped: true }) : null,
-    input.label?.trim() || `${input.role.toLowerCase()} token`,
+    label,
   );
-  await em.persistAndFlush(row);
-  return { token, id: row.id };
+  row.expiresAt = input.expiresAt ?? null;
+  row.createdBy = input.createdBy ?? null;
+  em.persist(row);
+  await em.flush();
+  return { token, id: row.id, row };
 }

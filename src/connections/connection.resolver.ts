@@ -98,7 +98,10 @@ export function operationFilters(args: OperationFilterArgs): Record<string, Chil
 @Resolver(() => Connection)
 export class ConnectionResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
-  @Query(() => Connection)
+  @Query(() => Connection, {
+    nullable: true,
+    description: 'By global ID; NOT_FOUND (an error for this field only) when missing or out of scope.',
+  })
   async connection(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Connection> {
     return visibleConnection(ctx, id);
   }

@@ -2,6 +2,7 @@ import type { McpAuth, McpEndpoint } from '../mcp/client.js';
 import type { Services } from '../services.js';
 import { CredentialKind } from './connection.entity.js';
 import { credentialAad } from './connection.service.js';
+import { makeScrubber, type Scrubber } from './scrub.js';
 
 /** What reaching a connection needs: a Connection entity, or the tool cache's snapshot of one. */
 export interface ConnectionTarget {
@@ -12,6 +13,8 @@ export interface ConnectionTarget {
   credentialHeaderName: string | null;
   /** Sealed; opened only here, just before a request. */
   credentialSecret: string | null;
+  /** MCP: the protocol version stored at the last discovery (decides the era of calls). */
+  protocolVersion?: string | null;
 }
 
 /** The plain key of a BEARER or HEADER connection; null for others. Never log it. */
@@ -46,9 +49,32 @@ export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEn
     url: target.endpointUrl ?? '',
     auth,
     timeoutMs: target.timeoutMs ?? undefined,
+    protocolVersion: target.protocolVersion ?? null,
   };
   const oauth = services.oauth;
   if (target.credentialKind === CredentialKind.OAUTH && oauth)
     endpoint.getAuthHeaders = () => oauth.authHeaders(target.id);
   return endpoint;
+}
+
+/**
+ * Every secret a connection could send, as a Scrubber for whatever its servers return (DESIGN.md
+ * rule 15): its key or named-header value, or its OAuth access and refresh tokens and client
+ * secrets. `extra` adds secrets seen in flight (a token renewed during the call).
+ */
+export async function connectionSecrets(services: Services, target: ConnectionTarget): Promise<string[]> {
+  const secrets: string[] = [];
+  const key = openSecret(services, target);
+  if (key !== null) secrets.push(key);
+  if (target.credentialKind === CredentialKind.OAUTH && services.oauth)
+    secrets.push(...(await services.oauth.credentialSecrets(target.id)));
+  return secrets;
+}
+
+export async function connectionScrubber(
+  services: Services,
+  target: ConnectionTarget,
+  extra: readonly string[] = [],
+): Promise<Scrubber> {
+  return makeScrubber([...(await connectionSecrets(services, target)), ...extra]);
 }

@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
 import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
 import { Migration20261130220000CallResends } from '../../migrations/Migration20261130220000CallResends.js';
+import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migration20261130230000ApiTokenLifecycle.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -11,4 +12,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130000000Initial', class: Migration20261130000000Initial },
   { name: 'Migration20261130100000OAuth', class: Migration20261130100000OAuth },
   { name: 'Migration20261130220000CallResends', class: Migration20261130220000CallResends },
+  { name: 'Migration20261130230000ApiTokenLifecycle', class: Migration20261130230000ApiTokenLifecycle },
 ];

@@ -12,6 +12,8 @@ import type { Logger } from '../logger.js';
 
 export const CACHE_CHANNEL = 'ct_cache';
 export const EVENTS_CHANNEL = 'ct_turn_events';
+/** API tokens revoked (or otherwise changed): every instance drops them from its cache and sockets. */
+export const AUTH_CHANNEL = 'ct_auth';
 const DEFAULT_RECONNECT_MIN_MS = 100;
 const DEFAULT_RECONNECT_MAX_MS = 5_000;
 /**
@@ -27,6 +29,11 @@ export interface CacheSignal {
   id: string;
   /** The workspace the object belongs to, so an instance can drop a whole workspace cheaply. */
   workspaceId: string;
+}
+
+export interface AuthSignal {
+  /** The API token (its row id, never the secret or its hash) that stopped being valid. */
+  tokenId: string;
 }
 
 export interface EventSignal {
@@ -81,6 +88,7 @@ export class Notifier {
       await client.connect();
       await client.query(`LISTEN ${CACHE_CHANNEL}`);
       await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await client.query(`LISTEN ${AUTH_CHANNEL}`);
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed; retrying');
       this.#down(client);
@@ -141,6 +149,7 @@ export class Notifier {
       const data = JSON.parse(payload) as unknown;
       if (channel === CACHE_CHANNEL) this.#events.emit('cache', data);
       else if (channel === EVENTS_CHANNEL) this.#events.emit('event', data);
+      else if (channel === AUTH_CHANNEL) this.#events.emit('auth', data);
     } catch {
       this.logger.warn({ channel }, 'ignored a malformed notification');
     }
@@ -156,6 +165,11 @@ export class Notifier {
     return () => this.#events.off('event', listener);
   }
 
+  onAuth(listener: (signal: AuthSignal) => void): () => void {
+    this.#events.on('auth', listener);
+    return () => this.#events.off('auth', listener);
+  }
+
   /** Called whenever the LISTEN connection (re)connects or drops: state may have been missed. */
   onReset(listener: () => void): () => void {
     this.#events.on('reset', listener);
@@ -168,6 +182,10 @@ export class Notifier {
    */
   static async publishCache(sql: SqlRunner, signal: CacheSignal): Promise<void> {
     await sql.execute('select pg_notify(?, ?)', [CACHE_CHANNEL, JSON.stringify(signal)]);
+  }
+
+  static async publishAuth(sql: SqlRunner, signal: AuthSignal): Promise<void> {
+    await sql.execute('select pg_notify(?, ?)', [AUTH_CHANNEL, JSON.stringify(signal)]);
   }
 
   static async publishEvent(sql: SqlRunner, signal: EventSignal): Promise<void> {

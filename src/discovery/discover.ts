@@ -18,14 +18,13 @@ import {
   ConnectionStatus,
   CredentialKind,
 } from '../connections/connection.entity.js';
-import { mcpEndpoint } from '../connections/endpoint.js';
+import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
+import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
 import { isOutboundError } from '../http/outbound.js';
 import { Operation, type RiskLevel } from '../operations/operation.entity.js';
 import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
-import { convertDescription } from '../openapi/convert.js';
-import { DEFAULT_MAX_DESCRIPTION_BYTES, loadDescription } from '../openapi/load.js';
 import type { Services } from '../services.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import {
@@ -35,6 +34,7 @@ import {
   type SkippedItem,
 } from './discovery-run.entity.js';
 import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
 
 /** The error code of a run overtaken by a newer one of the same connection. */
@@ -70,8 +70,18 @@ export interface DiscoveryResult {
 }
 
 /** Reads an MCP server: initialize, every page of tools/list, end the session. */
-async function readMcp(services: Services, connection: Connection): Promise<SourceListing> {
-  const result = await services.mcp.discover(mcpEndpoint(services, connection));
+async function readMcp(services: Services, connection: Connection, seen: string[]): Promise<SourceListing> {
+  const endpoint = mcpEndpoint(services, connection);
+  const getAuthHeaders = endpoint.getAuthHeaders;
+  if (getAuthHeaders) {
+    // A token renewed during the run is a secret to scrub too.
+    endpoint.getAuthHeaders = async () => {
+      const headers = await getAuthHeaders();
+      seen.push(...Object.values(headers).map((v) => v.replace(/^Bearer\s+/i, '')));
+      return headers;
+    };
+  }
+  const result = await services.mcp.discover(endpoint);
   const diagnostics: string[] = [];
   if (result.stopReason === 'TOOL_LIMIT')
     diagnostics.push('the tool list stopped at the limit of 300 tools; later tools were not read');
@@ -79,6 +89,11 @@ async function readMcp(services: Services, connection: Connection): Promise<Sour
     diagnostics.push(`the tool list stopped after ${result.pages} pages (the limit)`);
   if (result.stopReason === 'REPEATED_CURSOR')
     diagnostics.push('the tool list stopped because the server repeated a cursor');
+  // Discovery stays operator-driven: a freshness hint is shown, never acted on by itself.
+  if (result.cache && result.cache.ttlMs > 0)
+    diagnostics.push(
+      `the server marks its tool list fresh for ${Math.round(result.cache.ttlMs / 1000)} s${result.cache.cacheScope ? ` (${result.cache.cacheScope})` : ''}`,
+    );
   return {
     operations: result.tools.map((t) => ({
       name: t.name,
@@ -115,7 +130,8 @@ async function readOpenApi(
       throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
     source = { text: connection.descriptionText };
   }
-  const loaded = await loadDescription(
+  // Parsed and converted on a worker thread: a large description never stalls the event loop.
+  const loaded = await services.descriptions.load(
     source,
     {
       fetchText: async (url, maxBytes) => {
@@ -140,9 +156,9 @@ async function readOpenApi(
         }
       },
     },
-    { maxBytes: DEFAULT_MAX_DESCRIPTION_BYTES },
+    connection.baseUrl,
   );
-  const converted = convertDescription(loaded.document, loaded.url, connection.baseUrl);
+  const converted = loaded.conversion;
   return {
     operations: converted.operations.map((o) => ({
       name: o.name,
@@ -233,12 +249,20 @@ export class DiscoveryService {
     );
     await em.persistAndFlush(run);
 
+    // Everything an upstream sent is scrubbed of the connection's secrets where it enters, before
+    // it is stored or returned: the listing, and the text of a failure (DESIGN.md rule 15).
+    const seen: string[] = [];
+    let secrets: string[] = [];
+    const scrubber = () => makeScrubber([...secrets, ...seen]);
     let listing: SourceListing;
     try {
-      listing =
+      secrets = await connectionSecrets(this.services, connection);
+      listing = scrubListing(
         connection.kind === ConnectionKind.MCP
-          ? await readMcp(this.services, connection)
-          : await readOpenApi(this.services, em, connection);
+          ? await readMcp(this.services, connection, seen)
+          : await readOpenApi(this.services, em, connection),
+        scrubber(),
+      );
       if (listing.operations.length === 0) {
         throw new AppError(
           'EMPTY_TOOL_LIST',
@@ -261,7 +285,8 @@ export class DiscoveryService {
           : [],
       };
     } catch (err) {
-      const failure = describeFailure(err);
+      const described = describeFailure(err);
+      const failure = { code: described.code, message: scrubber().text(described.message) };
       if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
       else logger.info({ code: failure.code, connectionId }, 'discovery failed');
       const failedEm = orm.em.fork();

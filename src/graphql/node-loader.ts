@@ -4,7 +4,7 @@ import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
 import { TurnCall } from '../turns/turn-call.entity.js';
 import { Turn } from '../turns/turn.entity.js';
-import { Role } from '../auth/api-token.entity.js';
+import { ApiToken, Role } from '../auth/api-token.entity.js';
 import type { Context } from './context.js';
 import type { Node, NodeTypeName } from './node.js';
 
@@ -57,6 +57,12 @@ export async function loadNode(
       // The audit trail is for staff (as Workspace.auditEvents): others never see its events.
       if (!a || (ctx.principal?.role !== Role.ADMIN && ctx.principal?.role !== Role.OPERATOR)) return null;
       return { node: a, workspaceId: a.workspaceId ?? '' };
+    }
+    case 'ApiToken': {
+      // Tokens are ADMIN's alone (as Query.apiTokens).
+      if (ctx.principal?.role !== Role.ADMIN) return null;
+      const t = await em.findOne(ApiToken, { id });
+      return t && { node: t, workspaceId: t.workspace?.id ?? '' };
     }
   }
 }

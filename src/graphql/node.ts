@@ -13,6 +13,7 @@ export const NODE_TYPES = [
   'TurnCall',
   'LedgerEntry',
   'AuditEvent',
+  'ApiToken',
 ] as const;
 export type NodeTypeName = (typeof NODE_TYPES)[number];
 

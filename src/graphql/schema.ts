@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AssistantResolver } from '../assistants/assistant.resolver.js';
+import { ApiTokenResolver } from '../auth/api-token.resolver.js';
 import { ConnectionResolver } from '../connections/connection.resolver.js';
 import { ConnectionRunsResolver, DiscoveryRunResolver } from '../discovery/discovery.resolver.js';
 import { OAuthResolver } from '../oauth/oauth.resolver.js';
@@ -25,6 +26,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   TurnResolver,
   AssistantTurnsResolver,
   WorkspaceLedgerResolver,
+  ApiTokenResolver,
 ];
 
 let built: GraphQLSchema | null = null;

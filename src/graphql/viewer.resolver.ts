@@ -3,8 +3,9 @@ import { Role } from '../auth/api-token.entity.js';
 import { canSeeWorkspace } from '../auth/scope.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import type { Context } from './context.js';
-import { notFound } from './errors.js';
+import { badInput, notFound } from './errors.js';
 import { fromGlobalId, Node } from './node.js';
+import { MAX_PAGE_SIZE } from './relay.js';
 import { loadNode } from './node-loader.js';
 
 @ObjectType({ description: 'Who the token belongs to.' })
@@ -37,5 +38,24 @@ export class ViewerResolver {
     const found = await loadNode(ctx, parsed.type, parsed.id);
     if (!found || !canSeeWorkspace(ctx.principal!, found.workspaceId)) throw notFound('node');
     return found.node;
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
+  @Query(() => [Node], {
+    nullable: 'items',
+    description:
+      'Objects by global ID, in the order asked (at most 100). A missing or out-of-scope one is null with a NOT_FOUND error at its index; the others are still answered.',
+  })
+  async nodes(@Arg('ids', () => [ID]) ids: string[], @Ctx() ctx: Context): Promise<(Node | Error)[]> {
+    if (ids.length > MAX_PAGE_SIZE) throw badInput(`"ids" may hold at most ${MAX_PAGE_SIZE} IDs`);
+    return Promise.all(
+      ids.map(async (id) => {
+        const parsed = fromGlobalId(id);
+        if (!parsed) return notFound('node');
+        const found = await loadNode(ctx, parsed.type, parsed.id);
+        if (!found || !canSeeWorkspace(ctx.principal!, found.workspaceId)) return notFound('node');
+        return found.node;
+      }),
+    );
   }
 }

@@ -26,7 +26,10 @@ import type { Services } from '../services.js';
 import { isAppError } from '../errors.js';
 
 const GRAPHQL_PATH = '/graphql';
-/** How often open WebSockets have their token checked again (revocation takes effect within this, plus the 10 s token cache). */
+/**
+ * How often open WebSockets have their token checked again: a backstop for expiry and for a
+ * revocation NOTIFY that never arrived. A revocation normally closes the sockets at once.
+ */
 export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
@@ -170,6 +173,16 @@ export async function startHttpServer(
     services.config.limits.subscriptionsPerToken,
     services.config.limits.subscriptionsPerSocket,
   );
+  /** Which token each socket was opened with, so a revocation (NOTIFY) closes its sockets at once. */
+  const socketTokens = new Map<{ close(code: number, reason: string): void }, string>();
+  const stopRevocations = services.auth.onRevoked((tokenId) => {
+    for (const [socket, id] of socketTokens) {
+      if (id !== tokenId) continue;
+      sockets.delete(socket);
+      socketTokens.delete(socket);
+      socket.close(4403, 'Forbidden: the API token is no longer valid');
+    }
+  });
   const wsCleanup = useServer<Record<string, unknown>, { principal?: Context['principal']; token?: string }>(
     {
       schema,
@@ -185,11 +198,13 @@ export async function startHttpServer(
         ctx.extra.principal = principal;
         ctx.extra.token = token;
         sockets.set(ctx.extra.socket, token);
+        socketTokens.set(ctx.extra.socket, principal.tokenId);
         return true;
       },
       onClose: (ctx) => {
         sockets.delete(ctx.extra.socket);
         quota.releaseSocket(ctx.extra.socket);
+        socketTokens.delete(ctx.extra.socket);
       },
       onComplete: (ctx, id) => {
         quota.release(ctx.extra.socket, id);
@@ -354,6 +369,7 @@ export async function startHttpServer(
         draining = true;
         for (const client of wsServer.clients) client.close(1001, 'server shutting down');
         clearInterval(revocationSweep);
+        stopRevocations();
         await wsCleanup.dispose();
         await new Promise<void>((r) => wsServer.close(() => r()));
         // Apollo's drain plugin stops accepting, lets in-flight requests finish, then closes.

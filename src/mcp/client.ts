@@ -1,11 +1,13 @@
 /**
- * MCP client over Streamable HTTP (protocol revision 2025-06-18), for discovery and for the turn
- * path. All I/O goes through the shared `OutboundClient`; validation of listed tools is the pure
+ * MCP client over Streamable HTTP, for discovery and for the turn path. It speaks the legacy
+ * handshake revisions (asking for 2025-06-18, accepting 2025-11-25, 2025-03-26 and 2024-11-05)
+ * and the stateless 2026-07-28 revision; `versions.ts` holds the rules of each and how the era is
+ * chosen per connection, `docs/mcp-versions.md` how the session rule maps onto each. All I/O goes through the shared `OutboundClient`; validation of listed tools is the pure
  * `tool-mapping.ts`, and event streams are parsed by the pure `sse.ts`.
  *
  * Transport: one JSON-RPC message per POST, always with `Accept: application/json,
- * text/event-stream`, `Content-Type: application/json`, `MCP-Protocol-Version: 2025-06-18` and the
- * credential. An answer is plain JSON or an event stream; on a stream we take the message with our
+ * text/event-stream`, `Content-Type: application/json`, `MCP-Protocol-Version` (the negotiated or
+ * stored version) and the credential; modern requests add `Mcp-Method`, `Mcp-Name` and `_meta`. An answer is plain JSON or an event stream; on a stream we take the message with our
  * id, skip notifications, empty events and other ids, answer the server's `ping`, and stop reading
  * once our answer arrives. Every answer is bounded in time (per attempt), bytes, events and line
  * length.
@@ -39,16 +41,35 @@ import {
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
 import { parseSse, SseLimitError } from './sse.js';
 import {
+  cacheHintsOf,
+  describeInputRequests,
+  errorOfBody,
+  isLegacyVersion,
+  isModernVersion,
+  judgeModernError,
+  LEGACY_VERSIONS,
+  MODERN_VERSIONS,
+  modernHeaders,
+  modernMeta,
+  pickVersion,
+  REQUESTED_LEGACY_VERSION,
+  resultTypeOf,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_VERSIONS,
+  type CacheHints,
+  type Era,
+} from './versions.js';
+import {
   DEFAULT_MAX_TOOLS,
   ToolCollector,
   type McpToolDefinition,
   type SkippedTool,
 } from './tool-mapping.js';
 
-/** The protocol revision we speak and send in `MCP-Protocol-Version`. */
-export const MCP_PROTOCOL_VERSION = '2025-06-18';
-/** Revisions a server may answer `initialize` with; anything else is `UNSUPPORTED_PROTOCOL_VERSION`. */
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [MCP_PROTOCOL_VERSION];
+/** The revision we ask for in `initialize` (the contract's); see `versions.ts` for the others. */
+export const MCP_PROTOCOL_VERSION = REQUESTED_LEGACY_VERSION;
+/** Every revision we speak; a server answering `initialize` with another is `UNSUPPORTED_PROTOCOL_VERSION`. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_VERSIONS;
 
 /** Per-attempt deadline of every request, unless the endpoint or the call says otherwise. */
 export const DEFAULT_MCP_TIMEOUT_MS = 10_000; // 10 seconds
@@ -81,6 +102,12 @@ export interface McpEndpoint {
   auth: McpAuth;
   /** Per-attempt deadline for this connection, in ms. */
   timeoutMs?: number;
+  /**
+   * The protocol version stored for the connection at its last discovery: a modern one makes
+   * calls stateless (`_meta` and headers, no session); a legacy one is sent in
+   * `MCP-Protocol-Version` until this process holds a session of its own.
+   */
+  protocolVersion?: string | null;
   /**
    * Extra headers resolved before every request, after `auth`, such as an OAuth bearer that the
    * OAuth module renews. If it rejects, the call ends as `auth_required`, discovery as
@@ -123,7 +150,11 @@ export interface ListToolsResult {
 }
 
 export interface DiscoverResult extends ListToolsResult {
+  /** The legacy handshake's result, or its modern equivalent from `server/discover`. */
   initialize: InitializeResult;
+  era: Era;
+  /** Cache hints of the first `tools/list` page (modern servers); `null` from legacy ones. */
+  cache: CacheHints | null;
 }
 
 export interface CallToolOptions {
@@ -134,6 +165,11 @@ export interface CallToolOptions {
   timeoutMs?: number;
   /** Aborting ends the call as `cancelled` and sends `notifications/cancelled`. */
   signal?: AbortSignal;
+  /**
+   * W3C trace context to pass on, already validated: sent as the `traceparent`/`tracestate`
+   * headers and as `_meta.traceparent`/`_meta.tracestate` (SEP-414).
+   */
+  trace?: { traceparent: string; tracestate?: string };
 }
 
 /** Stable codes of `protocol_error` outcomes and of `UPSTREAM_PROTOCOL_ERROR`'s `data.reason`. */
@@ -155,7 +191,9 @@ export type ProtocolProblem =
   /** `Mcp-Session-Id` is not visible ASCII; refused. */
   | 'SESSION_ID_INVALID'
   /** The session handshake of a call found a server speaking another protocol revision. */
-  | 'UNSUPPORTED_PROTOCOL_VERSION';
+  | 'UNSUPPORTED_PROTOCOL_VERSION'
+  /** A modern result with a `resultType` we do not know. */
+  | 'INVALID_RESULT_TYPE';
 
 export interface RpcErrorInfo {
   code: number;
@@ -199,7 +237,12 @@ export type CallToolOutcome =
   /** HTTP 401, or `getAuthHeaders` failed; `wwwAuthenticate` is kept for the OAuth flow. */
   | (OutcomeBase & { kind: 'auth_required'; wwwAuthenticate: string | null; message: string })
   /** The caller's signal aborted the call. */
-  | (OutcomeBase & { kind: 'cancelled'; message: string });
+  | (OutcomeBase & { kind: 'cancelled'; message: string })
+  /**
+   * A modern server answered `resultType: "input_required"`: the tool needs input (a person's
+   * answer, a completion) that this client does not provide. `needs` says what, in a few words.
+   */
+  | (OutcomeBase & { kind: 'input_required'; needs: string; message: string });
 
 /** Stable codes of `McpClientError`. */
 export const McpErrorCode = {
@@ -238,6 +281,8 @@ type Reply =
 
 interface SessionState {
   sessionId: string | undefined;
+  /** The version the handshake negotiated. */
+  version: string;
   /** A handshake completed for this state: `sessionId` is what the server gave (maybe none). */
   ready: boolean;
   /** The handshake in flight, shared by every call that needs it. */
@@ -247,6 +292,12 @@ interface SessionState {
 interface Handshake {
   result: InitializeResult;
   sessionId: string | undefined;
+}
+
+/** How one request goes on the wire beyond the session: its version and extra headers. */
+interface Wire {
+  version: string;
+  headers?: Record<string, string>;
 }
 
 /** Raised inside the client when `getAuthHeaders` rejects. */
@@ -470,7 +521,21 @@ export class McpClient {
 
   // ---------------------------------------------------------------- transport
 
-  async #headers(ep: McpEndpoint, sessionId: string | undefined): Promise<Record<string, string>> {
+  /**
+   * The version a legacy request carries: the session's negotiated one, else the one stored for
+   * the connection, else the one we ask for.
+   */
+  #versionFor(ep: McpEndpoint, sessionId: string | undefined): string {
+    const state = this.#sessions.get(ep.id);
+    if (state?.ready && state.sessionId === sessionId) return state.version;
+    return isLegacyVersion(ep.protocolVersion) ? ep.protocolVersion! : MCP_PROTOCOL_VERSION;
+  }
+
+  async #headers(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    wire?: Wire,
+  ): Promise<Record<string, string>> {
     const h: Record<string, string> = {};
     const auth = ep.auth;
     if (auth.kind === 'bearer') h.authorization = `Bearer ${auth.token}`;
@@ -498,7 +563,8 @@ export class McpClient {
     }
     h.accept = ACCEPT;
     h['content-type'] = 'application/json';
-    h['mcp-protocol-version'] = MCP_PROTOCOL_VERSION;
+    h['mcp-protocol-version'] = wire?.version ?? this.#versionFor(ep, sessionId);
+    if (wire?.headers) Object.assign(h, wire.headers);
     if (sessionId !== undefined) h['mcp-session-id'] = sessionId;
     return h;
   }
@@ -514,8 +580,9 @@ export class McpClient {
     body: string,
     timeoutMs: number,
     signal?: AbortSignal,
+    wire?: Wire,
   ): Promise<Reply> {
-    const headers = await this.#headers(ep, sessionId);
+    const headers = await this.#headers(ep, sessionId, wire);
     const res = await this.#outbound.request(ep.url, {
       method: 'POST',
       headers,
@@ -699,23 +766,24 @@ export class McpClient {
       }
       sessionId = sessionHeader;
     }
-    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
-      if (sessionId !== undefined) this.#delete(ep, sessionId);
+    const version = result.protocolVersion;
+    if (!LEGACY_VERSIONS.includes(version)) {
+      if (sessionId !== undefined) this.#delete(ep, sessionId, REQUESTED_LEGACY_VERSION);
       throw new McpClientError(
         McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-        `initialize: the server speaks protocol ${JSON.stringify(result.protocolVersion.slice(0, 40))}; we speak ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
-        { protocolVersion: result.protocolVersion.slice(0, 40) },
+        `initialize: we asked for protocol ${MCP_PROTOCOL_VERSION} and the server answered ${JSON.stringify(version.slice(0, 40))}, which this client does not speak (it speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        { protocolVersion: version.slice(0, 40), requested: MCP_PROTOCOL_VERSION },
       );
     }
     let initialized: Exclude<Reply, { type: 'result' }> | null;
     try {
-      initialized = await this.#notify(ep, sessionId, 'notifications/initialized', timeoutMs);
+      initialized = await this.#notify(ep, sessionId, 'notifications/initialized', timeoutMs, version);
     } catch (err) {
-      if (sessionId !== undefined) this.#delete(ep, sessionId);
+      if (sessionId !== undefined) this.#delete(ep, sessionId, version);
       throw err;
     }
     if (initialized !== null) {
-      if (sessionId !== undefined) this.#delete(ep, sessionId);
+      if (sessionId !== undefined) this.#delete(ep, sessionId, version);
       throw replyError(initialized, 'notifications/initialized');
     }
     return {
@@ -735,9 +803,10 @@ export class McpClient {
     sessionId: string | undefined,
     method: string,
     timeoutMs: number,
+    version: string,
   ): Promise<Exclude<Reply, { type: 'result' }> | null> {
     try {
-      const headers = await this.#headers(ep, sessionId);
+      const headers = await this.#headers(ep, sessionId, { version });
       const res = await this.#outbound.request(ep.url, {
         method: 'POST',
         headers,
@@ -761,13 +830,13 @@ export class McpClient {
   }
 
   /** Ends a session on the server, best effort, in the background. A 405 is fine. */
-  #delete(ep: McpEndpoint, sessionId: string): void {
-    this.#track(() => this.#deleteNow(ep, sessionId));
+  #delete(ep: McpEndpoint, sessionId: string, version?: string): void {
+    this.#track(() => this.#deleteNow(ep, sessionId, version));
   }
 
-  async #deleteNow(ep: McpEndpoint, sessionId: string): Promise<void> {
+  async #deleteNow(ep: McpEndpoint, sessionId: string, version?: string): Promise<void> {
     try {
-      const headers = await this.#headers(ep, sessionId);
+      const headers = await this.#headers(ep, sessionId, version === undefined ? undefined : { version });
       delete headers['content-type'];
       const res = await this.#outbound.request(ep.url, {
         method: 'DELETE',
@@ -791,7 +860,7 @@ export class McpClient {
     if (state?.pending) return state.pending;
     if (state?.ready && state.sessionId !== stale) return Promise.resolve(state.sessionId);
     if (!state) {
-      state = { sessionId: undefined, ready: false, pending: null };
+      state = { sessionId: undefined, version: MCP_PROTOCOL_VERSION, ready: false, pending: null };
       this.#sessions.set(ep.id, state);
     }
     const s = state;
@@ -800,6 +869,7 @@ export class McpClient {
     s.pending = this.#handshake(ep, timeoutMs).then(
       (hs) => {
         s.sessionId = hs.sessionId;
+        s.version = hs.result.protocolVersion;
         s.ready = true;
         s.pending = null;
         return hs.sessionId;
@@ -817,9 +887,14 @@ export class McpClient {
     const hs = await this.#handshake(ep, this.#timeout(ep));
     const previous = this.#sessions.get(ep.id);
     if (previous?.ready && previous.sessionId !== undefined && previous.sessionId !== hs.sessionId) {
-      this.#delete(ep, previous.sessionId);
+      this.#delete(ep, previous.sessionId, previous.version);
     }
-    this.#sessions.set(ep.id, { sessionId: hs.sessionId, ready: true, pending: null });
+    this.#sessions.set(ep.id, {
+      sessionId: hs.sessionId,
+      version: hs.result.protocolVersion,
+      ready: true,
+      pending: null,
+    });
     return hs.result;
   }
 
@@ -832,15 +907,32 @@ export class McpClient {
   async endSession(ep: McpEndpoint): Promise<void> {
     const state = this.#sessions.get(ep.id);
     this.#sessions.delete(ep.id);
-    if (state?.ready && state.sessionId !== undefined) await this.#deleteNow(ep, state.sessionId);
+    if (state?.ready && state.sessionId !== undefined)
+      await this.#deleteNow(ep, state.sessionId, state.version);
   }
 
   // ---------------------------------------------------------------- discovery
 
-  async #listAll(ep: McpEndpoint, sessionId: string | undefined, deadline: number): Promise<ListToolsResult> {
+  /**
+   * Every page of `tools/list`. With `modern` set, each request carries the modern `_meta` and
+   * headers (no session), and the first page's cache hints are returned.
+   */
+  async #listAll(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    deadline: number,
+    version?: string,
+    modern = false,
+  ): Promise<ListToolsResult & { cache: CacheHints | null }> {
     const collector = new ToolCollector(this.#maxTools);
     const cursors = new Set<string>();
     let cursor: string | undefined;
+    let cache: CacheHints | null = null;
+    const wire: Wire | undefined = modern
+      ? { version: version!, headers: modernHeaders(version!, 'tools/list') }
+      : version === undefined
+        ? undefined
+        : { version };
     for (let pages = 1; ; pages++) {
       const remaining = Math.floor(deadline - performance.now());
       if (remaining <= 0) {
@@ -853,11 +945,20 @@ export class McpClient {
         );
       }
       const id = this.#nextId++;
-      const params = cursor === undefined ? {} : { cursor };
+      const params: Record<string, unknown> = cursor === undefined ? {} : { cursor };
+      if (modern) params._meta = modernMeta(version!, this.#clientInfo);
       const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params });
       let reply: Reply;
       try {
-        reply = await this.#send(ep, sessionId, id, body, Math.min(this.#timeout(ep), remaining));
+        reply = await this.#send(
+          ep,
+          sessionId,
+          id,
+          body,
+          Math.min(this.#timeout(ep), remaining),
+          undefined,
+          wire,
+        );
       } catch (err) {
         throw transportError(err, 'tools/list');
       }
@@ -882,12 +983,21 @@ export class McpClient {
           },
         );
       }
+      if (modern && resultTypeOf(result) !== 'complete') {
+        throw new McpClientError(
+          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+          'tools/list: the result is not complete (resultType must be "complete")',
+          { reason: 'INVALID_RESULT_TYPE' },
+        );
+      }
+      if (modern && pages === 1) cache = cacheHintsOf(result);
       collector.add(result.tools);
-      const done = (stopReason: ListStopReason): ListToolsResult => ({
+      const done = (stopReason: ListStopReason): ListToolsResult & { cache: CacheHints | null } => ({
         tools: collector.tools,
         skipped: collector.skipped,
         stopReason,
         pages,
+        cache,
       });
       // Absent or null ends the listing; an empty string is a cursor like any other.
       if (next === undefined || next === null)
@@ -925,19 +1035,109 @@ export class McpClient {
   }
 
   /**
-   * A whole discovery with a session of its own: `initialize`, every page of `tools/list`, then
-   * DELETE of the session (a 405 is fine). Never touches the sessions that calls use. Throws
-   * `McpClientError` or a refusal's `OutboundError`.
+   * A whole discovery. The era is chosen the way 2026-07-28 says (streamable-http.mdx,
+   * "Backward Compatibility"): a modern `server/discover` first, without a session; a result or a
+   * recognised modern error means a modern server, read with stateless `tools/list`; anything else
+   * means a legacy server, read with a session of its own (`initialize`, every page, then DELETE,
+   * a 405 being fine) that never touches the sessions calls use. Throws `McpClientError` or a
+   * refusal's `OutboundError`.
    */
   async discover(ep: McpEndpoint): Promise<DiscoverResult> {
     const deadline = performance.now() + this.#discoveryTimeoutMs;
-    const hs = await this.#handshake(ep, Math.min(this.#timeout(ep), this.#discoveryTimeoutMs));
-    try {
-      const listing = await this.#listAll(ep, hs.sessionId, deadline);
-      return { initialize: hs.result, ...listing };
-    } finally {
-      if (hs.sessionId !== undefined) await this.#deleteNow(ep, hs.sessionId);
+    const timeoutMs = Math.min(this.#timeout(ep), this.#discoveryTimeoutMs);
+    const modern = await this.#probeModern(ep, timeoutMs);
+    if (modern !== null) {
+      const listing = await this.#listAll(ep, undefined, deadline, modern.protocolVersion, true);
+      return { initialize: modern, era: 'modern', ...listing };
     }
+    const hs = await this.#handshake(ep, timeoutMs);
+    try {
+      const listing = await this.#listAll(ep, hs.sessionId, deadline, hs.result.protocolVersion);
+      return { initialize: hs.result, era: 'legacy', ...listing, cache: null };
+    } finally {
+      if (hs.sessionId !== undefined) await this.#deleteNow(ep, hs.sessionId, hs.result.protocolVersion);
+    }
+  }
+
+  /**
+   * `server/discover` with our preferred modern version (and once more with another modern
+   * version the server lists). Resolves with the server's identity when it is modern, `null`
+   * when it is legacy. Throws for a 401, a transport failure, or a modern server we cannot speak to.
+   */
+  async #probeModern(ep: McpEndpoint, timeoutMs: number): Promise<InitializeResult | null> {
+    let version = MODERN_VERSIONS[0]!;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const id = this.#nextId++;
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'server/discover',
+        params: { _meta: modernMeta(version, this.#clientInfo) },
+      });
+      let reply: Reply;
+      try {
+        reply = await this.#send(ep, undefined, id, body, timeoutMs, undefined, {
+          version,
+          headers: modernHeaders(version, 'server/discover'),
+        });
+      } catch (err) {
+        throw transportError(err, 'server/discover');
+      }
+      if (reply.type === 'result') {
+        const result = reply.result;
+        if (!isObject(result) || resultTypeOf(result) !== 'complete') return null;
+        const supported = Array.isArray(result.supportedVersions)
+          ? result.supportedVersions.filter((v): v is string => typeof v === 'string')
+          : [];
+        // A server that lists no modern version we speak is read the legacy way.
+        const chosen = supported.includes(version) ? version : pickVersion(supported);
+        if (chosen === null || !isModernVersion(chosen)) return null;
+        if (chosen !== version && attempt === 1) {
+          version = chosen;
+          continue;
+        }
+        const meta = isObject(result._meta) ? result._meta : {};
+        const serverInfo = isObject(meta[SERVER_INFO_META_KEY])
+          ? meta[SERVER_INFO_META_KEY]
+          : isObject(result.serverInfo)
+            ? result.serverInfo
+            : {};
+        return {
+          protocolVersion: chosen,
+          serverInfo: serverInfo as JsonObject,
+          capabilities: isObject(result.capabilities) ? (result.capabilities as JsonObject) : {},
+          instructions: typeof result.instructions === 'string' ? result.instructions : null,
+        };
+      }
+      if (reply.type === 'http' && reply.status === 401) throw replyError(reply, 'server/discover');
+      const error =
+        reply.type === 'rpc_error'
+          ? reply.error
+          : reply.type === 'http'
+            ? errorOfBody(reply.bodyExcerpt)
+            : null;
+      const verdict = judgeModernError(error);
+      if (verdict.kind === 'legacy') return null;
+      if (verdict.kind === 'modern_error') {
+        throw new McpClientError(
+          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+          `server/discover: the server refused the request (${verdict.code}: ${verdict.message})`,
+          { reason: 'JSONRPC_ERROR', rpcError: { code: verdict.code, message: verdict.message } },
+        );
+      }
+      const chosen = pickVersion(verdict.supported);
+      if (chosen !== null && isModernVersion(chosen) && chosen !== version && attempt === 1) {
+        version = chosen;
+        continue;
+      }
+      if (chosen !== null && isLegacyVersion(chosen)) return null;
+      throw new McpClientError(
+        McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+        `server/discover: we asked for protocol ${version} and the server supports ${verdict.supported.map((v) => JSON.stringify(v.slice(0, 40))).join(', ') || 'no version it names'}; this client speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+        { protocolVersion: verdict.supported[0]?.slice(0, 40) ?? null, requested: version },
+      );
+    }
+    return null;
   }
 
   // ---------------------------------------------------------------- turn path
@@ -956,20 +1156,48 @@ export class McpClient {
     const timeoutMs = this.#timeout(ep, options.timeoutMs);
     const { signal } = options;
     const retrySafe = options.risk === 'READ' || options.idempotent;
-    const params = JSON.stringify({ name, arguments: args });
+    const traceMeta: Record<string, string> = {};
+    const traceHeaders: Record<string, string> = {};
+    if (options.trace) {
+      traceMeta.traceparent = traceHeaders.traceparent = options.trace.traceparent;
+      if (options.trace.tracestate !== undefined)
+        traceMeta.tracestate = traceHeaders.tracestate = options.trace.tracestate;
+    }
+    const hasTrace = options.trace !== undefined;
+    const params = JSON.stringify(
+      hasTrace ? { name, arguments: args, _meta: traceMeta } : { name, arguments: args },
+    );
+    // A connection discovered as modern is called statelessly, until an answer shows a legacy server.
+    let modern = isModernVersion(ep.protocolVersion);
+    const modernVersion = ep.protocolVersion ?? MODERN_VERSIONS[0]!;
+    const modernParams = modern
+      ? JSON.stringify({
+          name,
+          arguments: args,
+          _meta: modernMeta(modernVersion, this.#clientInfo, traceMeta),
+        })
+      : '';
     const tally: Tally = { attempts: 0, resends: 0 };
     let sessionRetried = false;
     let failureRetried = false;
     const state = this.#sessions.get(ep.id);
-    let sessionId = state?.ready ? state.sessionId : undefined;
+    let sessionId = state?.ready && !modern ? state.sessionId : undefined;
 
     for (;;) {
       tally.attempts++;
       const id = this.#nextId++;
-      const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`;
+      const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${modern ? modernParams : params}}`;
+      const wire: Wire | undefined = modern
+        ? {
+            version: modernVersion,
+            headers: { ...traceHeaders, ...modernHeaders(modernVersion, 'tools/call', name) },
+          }
+        : hasTrace
+          ? { version: this.#versionFor(ep, sessionId), headers: traceHeaders }
+          : undefined;
       let reply: Reply;
       try {
-        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal);
+        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal, wire);
       } catch (err) {
         if (err instanceof AuthHeadersFailed) {
           return withBase(
@@ -989,7 +1217,8 @@ export class McpClient {
                 reachedServer: true,
                 cause: err,
               });
-        if (failure.reachedServer)
+        // On a modern connection the closed stream is the cancellation (no notification exists).
+        if (failure.reachedServer && !modern)
           this.#cancel(
             ep,
             sessionId,
@@ -1037,9 +1266,37 @@ export class McpClient {
         );
       }
 
+      // A modern request refused in a way no modern server refuses: the server is legacy (or was
+      // replaced by one). It gets the legacy path: initialize, then the call once more.
+      const legacyAnswer =
+        modern &&
+        !sessionRetried &&
+        ((reply.type === 'http' &&
+          reply.status !== 401 &&
+          reply.status >= 400 &&
+          reply.status < 500 &&
+          this.#answersLegacy(errorOfBody(reply.bodyExcerpt))) ||
+          (reply.type === 'rpc_error' && this.#answersLegacy(reply.error)));
+      if (legacyAnswer) {
+        modern = false;
+        sessionRetried = true;
+        try {
+          sessionId = await raceSignal(this.#ensureSession(ep, undefined, timeoutMs), signal);
+        } catch (err) {
+          return withBase(this.#handshakeFailure(err), tally, started);
+        }
+        // The refused request did nothing: sending it again is the same attempt.
+        tally.attempts--;
+        tally.resends++;
+        continue;
+      }
       switch (reply.type) {
         case 'result':
-          return withBase(this.#toolResult(reply.result), tally, started);
+          return withBase(
+            modern ? this.#modernToolResult(reply.result) : this.#toolResult(reply.result),
+            tally,
+            started,
+          );
         case 'rpc_error':
           return withBase(
             {
@@ -1095,6 +1352,37 @@ export class McpClient {
         }
       }
     }
+  }
+
+  /** Whether a modern request's error shows a legacy server (or one that speaks only legacy versions). */
+  #answersLegacy(error: unknown): boolean {
+    const verdict = judgeModernError(error);
+    if (verdict.kind === 'legacy') return true;
+    return verdict.kind === 'unsupported_version' && isLegacyVersion(pickVersion(verdict.supported));
+  }
+
+  /** A modern `tools/call` result: `resultType` first (absent means complete). */
+  #modernToolResult(result: unknown): OutcomeBody {
+    if (isObject(result)) {
+      const type = resultTypeOf(result);
+      if (type === 'input_required') {
+        const needs = describeInputRequests(result);
+        return {
+          kind: 'input_required',
+          needs,
+          message: `the tool needs ${needs} before it can finish, which this platform cannot provide`,
+        };
+      }
+      if (type !== 'complete') {
+        return {
+          kind: 'protocol_error',
+          code: 'INVALID_RESULT_TYPE',
+          rpcError: null,
+          message: `the tools/call result has an unknown resultType ${JSON.stringify(type.invalid)}`,
+        };
+      }
+    }
+    return this.#toolResult(result);
   }
 
   #toolResult(result: unknown): OutcomeBody {

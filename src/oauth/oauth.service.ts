@@ -737,6 +737,33 @@ export class OAuthService {
   }
 
   /**
+   * Every OAuth secret a connection holds, in clear: its access and refresh tokens and the client
+   * secrets of its OAuth clients. Only for scrubbing what its servers send back (DESIGN.md rule 15);
+   * never log them. A secret that cannot be opened is left out (it cannot be sent either).
+   */
+  async credentialSecrets(connectionId: string): Promise<string[]> {
+    const { orm, secrets } = this.#services;
+    const em = orm.em.fork();
+    const row = await em.findOne(OAuthCredential, { connection: connectionId });
+    const clients = await em.find(OAuthClient, { connection: connectionId, clientSecret: { $ne: null } });
+    const out: string[] = [];
+    const open = (sealed: string | null, aad: string): void => {
+      if (sealed === null) return;
+      try {
+        out.push(secrets.open(sealed, aad));
+      } catch {
+        // Unreadable under this SECRET_KEY: it cannot go out either.
+      }
+    };
+    if (row !== null) {
+      open(row.accessToken, tokenAad(connectionId, 'access'));
+      open(row.refreshToken, tokenAad(connectionId, 'refresh'));
+    }
+    for (const client of clients) open(client.clientSecret, clientSecretAad(client.id));
+    return out;
+  }
+
+  /**
    * The credential of a connection, if it may be used: it has a token, and it was issued for the
    * server the connection points at now. A connection whose endpoint was changed to another server
    * after the sign-in must not send that server the old server's token.

@@ -34,6 +34,14 @@ export const DEFAULT_MAX_DESCRIPTION_LENGTH = 400;
  * free-form, so what a model receives stays readable and the work stays bounded.
  */
 export const DEFAULT_MAX_SCHEMA_NODES = 2_000;
+/**
+ * Upper bound on the nodes of all input schemas of one description together. Operations that
+ * share one large schema (through `$ref` or YAML aliases) are converted once but stored, declared
+ * and compared once per operation: 300 × 2,000 nodes is tens of megabytes of JSON. The largest
+ * descriptions we know (Kubernetes, Stripe) stay under 9,000; past the budget, the operations
+ * that come later in the document get free-form parts, as with `maxSchemaNodes`.
+ */
+export const DEFAULT_MAX_TOTAL_SCHEMA_NODES = 20_000;
 /** Nested `$ref`/`allOf`/`oneOf`/`anyOf` hops within one schema level before giving up with `{}`. */
 export const DEFAULT_MAX_COMPOSITION_DEPTH = 32;
 /** Diagnostics kept per conversion; one more line says how many were left out. */
@@ -109,6 +117,7 @@ export interface ConvertOptions {
   maxEnumValues?: number;
   maxDescriptionLength?: number;
   maxSchemaNodes?: number;
+  maxTotalSchemaNodes?: number;
   maxCompositionDepth?: number;
   maxDiagnostics?: number;
 }
@@ -349,6 +358,7 @@ interface Limits {
   maxEnumValues: number;
   maxDescriptionLength: number;
   maxSchemaNodes: number;
+  maxTotalSchemaNodes: number;
   maxCompositionDepth: number;
   maxDiagnostics: number;
 }
@@ -683,12 +693,18 @@ class Converter {
    * Cuts the largest child containers of `schema` to free-form until it fits the node budget, and
    * drops the renames below them, which no longer apply.
    */
-  fitSize(size: number, slots: Slot[], schema: JsonObject, names: NestedNames | undefined): number {
+  fitSize(
+    size: number,
+    slots: Slot[],
+    schema: JsonObject,
+    names: NestedNames | undefined,
+    budget: number = this.limits.maxSchemaNodes,
+  ): number {
     const largest = slots
       .filter((s) => s.converted.container && s.converted.size > 1)
       .sort((a, b) => b.converted.size - a.converted.size);
     for (const slot of largest) {
-      if (size <= this.limits.maxSchemaNodes) break;
+      if (size <= budget) break;
       const cut = cutSchema(slot.converted.schema);
       if (slot.property) {
         (schema.properties as Record<string, JsonValue>)[slot.key] = cut;
@@ -701,7 +717,9 @@ class Converter {
       size -= slot.converted.size - 1;
     }
     this.diag(
-      `a schema was larger than ${this.limits.maxSchemaNodes} nodes; its largest parts became free-form`,
+      budget < this.limits.maxSchemaNodes
+        ? `the input schemas together were larger than ${this.limits.maxTotalSchemaNodes} nodes; the largest parts of later ones became free-form`
+        : `a schema was larger than ${this.limits.maxSchemaNodes} nodes; its largest parts became free-form`,
     );
     return size;
   }
@@ -1308,7 +1326,8 @@ function assemble(
   c: Converter,
   label: string,
   candidates: Field[],
-): { inputSchema: JsonObject; fields: FieldBinding[] } {
+  budget: number,
+): { inputSchema: JsonObject; fields: FieldBinding[]; size: number } {
   // Required first, then document order; at most maxProperties.
   const ordered = candidates.filter((f) => f.required).concat(candidates.filter((f) => !f.required));
   if (ordered.length > c.limits.maxProperties) {
@@ -1345,8 +1364,8 @@ function assemble(
     slots.push({ converted, key: name, property: true });
   }
   const inputSchema: JsonObject = { type: 'object', properties };
-  if (size > c.limits.maxSchemaNodes) {
-    c.fitSize(size, slots, inputSchema, undefined);
+  if (size > budget) {
+    size = c.fitSize(size, slots, inputSchema, undefined, budget);
     // A field cut to free-form has no nested names left to map.
     for (const binding of bindings) {
       const slot = slots.find((s) => s.key === binding.name);
@@ -1355,7 +1374,7 @@ function assemble(
   }
   if (required.length > 0) inputSchema.required = required;
   inputSchema.additionalProperties = false;
-  return { inputSchema, fields: bindings };
+  return { inputSchema, fields: bindings, size };
 }
 
 /**
@@ -1387,6 +1406,7 @@ export function convertDescription(
     maxEnumValues: options.maxEnumValues ?? DEFAULT_MAX_ENUM_VALUES,
     maxDescriptionLength: options.maxDescriptionLength ?? DEFAULT_MAX_DESCRIPTION_LENGTH,
     maxSchemaNodes: options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES,
+    maxTotalSchemaNodes: options.maxTotalSchemaNodes ?? DEFAULT_MAX_TOTAL_SCHEMA_NODES,
     maxCompositionDepth: options.maxCompositionDepth ?? DEFAULT_MAX_COMPOSITION_DEPTH,
     maxDiagnostics: options.maxDiagnostics ?? DEFAULT_MAX_DIAGNOSTICS,
   };
@@ -1406,6 +1426,7 @@ export function convertDescription(
   const skipped: SkippedOperation[] = [];
   const names = new Set<string>();
   let missingBase: string | null = null;
+  let schemaNodesLeft = limits.maxTotalSchemaNodes;
 
   const pathItems: Obj = paths ?? {};
   for (const path of Object.keys(pathItems)) {
@@ -1455,7 +1476,10 @@ export function convertDescription(
         missingBase ??= label;
         continue;
       }
-      const { inputSchema, fields } = assemble(c, label, built.fields);
+      // Every operation keeps at least its top-level fields, whatever the budget left.
+      const budget = Math.min(limits.maxSchemaNodes, Math.max(schemaNodesLeft, limits.maxProperties + 1));
+      const { inputSchema, fields, size } = assemble(c, label, built.fields, budget);
+      schemaNodesLeft -= size;
       const binding: OpenApiBinding = {
         method,
         path,

@@ -59,24 +59,28 @@ export async function loadDescription(
   deps: LoadDeps,
   options: LoadOptions = {},
 ): Promise<LoadedDescription> {
-  const { maxBytes = DEFAULT_MAX_DESCRIPTION_BYTES } = options;
-  let text: string;
-  let url: string | null = null;
-  if ('url' in source) {
-    url = source.url;
-    try {
-      text = await deps.fetchText(url, maxBytes);
-    } catch (error) {
-      if (isAppError(error)) throw error;
-      throw new AppError('DESCRIPTION_FETCH_FAILED', `The description could not be fetched from ${url}.`, {
-        cause: error,
-      });
-    }
-  } else {
-    text = source.text;
-  }
+  const { text, url } = await readDescriptionText(source, deps, options);
   const parsed = parseDescription(text, options);
   return { ...parsed, url };
+}
+
+/** The text of a description: given, or fetched from its address (I/O only; no parsing). */
+export async function readDescriptionText(
+  source: DescriptionSource,
+  deps: LoadDeps,
+  options: Pick<LoadOptions, 'maxBytes'> = {},
+): Promise<{ text: string; url: string | null }> {
+  const { maxBytes = DEFAULT_MAX_DESCRIPTION_BYTES } = options;
+  if (!('url' in source)) return { text: source.text, url: null };
+  const url = source.url;
+  try {
+    return { text: await deps.fetchText(url, maxBytes), url };
+  } catch (error) {
+    if (isAppError(error)) throw error;
+    throw new AppError('DESCRIPTION_FETCH_FAILED', `The description could not be fetched from ${url}.`, {
+      cause: error,
+    });
+  }
 }
 
 /** Parses description text (JSON, or YAML 1.2 with the core schema) and recognises its version. */

@@ -84,7 +84,10 @@ export class ReviewReasonArgs extends PageArgsType {
 @Resolver(() => Operation)
 export class OperationResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
-  @Query(() => Operation)
+  @Query(() => Operation, {
+    nullable: true,
+    description: 'By global ID; NOT_FOUND (an error for this field only) when missing or out of scope.',
+  })
   async operation(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Operation> {
     return visibleOperation(ctx, id);
   }

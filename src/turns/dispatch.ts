@@ -7,14 +7,15 @@
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
-import { credentialHeaders, mcpEndpoint, openSecret } from '../connections/endpoint.js';
+import { connectionSecrets, credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
+import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
 import { rejectionMessage, uncheckableMessage } from './arguments.js';
-import { failure, fromHttpAnswer, fromMcpOutcome, scrubSecrets, type CallResult } from './result.js';
+import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
 import { argumentCheckOf, type CachedOperation } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 
@@ -23,6 +24,7 @@ async function callOpenApi(
   op: CachedOperation,
   tool: string,
   args: JsonObject,
+  scrubber: Scrubber,
 ): Promise<CallResult> {
   const started = performance.now();
   const built = buildRequest(op.binding!, args);
@@ -44,8 +46,13 @@ async function callOpenApi(
       });
       const body = await res.text();
       const contentType = String(res.headers['content-type'] ?? '');
-      const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars);
-      return { ...result, attempts: attempt, resends: 0, durationMs: Math.round(performance.now() - started) };
+      const result = fromHttpAnswer(tool, { status: res.status, contentType, body }, maxChars, scrubber);
+      return {
+        ...result,
+        attempts: attempt,
+        resends: 0,
+        durationMs: Math.round(performance.now() - started),
+      };
     } catch (err) {
       const durationMs = Math.round(performance.now() - started);
       if (!isOutboundError(err)) throw err;
@@ -116,18 +123,24 @@ export async function dispatch(
   if (!check.ok) return failure(CallStatus.REJECTED, uncheckableMessage(tool, check.reason));
   const verdict = check.validate(args);
   if (!verdict.ok) return failure(CallStatus.REJECTED, rejectionMessage(tool, verdict.problems));
-  // Whatever credential this call sends, the answer must not echo it to the model or the records.
-  const secrets: string[] = [];
-  const key = openSecret(services, op.connection);
-  if (key !== null) secrets.push(key);
+  // Whatever credential this call sends, the answer must not echo it to the model or the records:
+  // every text the server sends is scrubbed before it is cut, stored or returned. The stored
+  // secrets are read while the call runs.
+  // If the stored OAuth secrets cannot be read, the token this call sent is still scrubbed.
+  const stored = connectionSecrets(services, op.connection).catch((err: unknown) => {
+    services.logger.warn({ err, connectionId: op.connection.id }, 'could not read the secrets to scrub');
+    return [] as string[];
+  });
+  const seen: string[] = [];
+  const scrubber = async (): Promise<Scrubber> => makeScrubber([...(await stored), ...seen]);
   if (op.connection.kind === ConnectionKind.OPENAPI)
-    return scrubSecrets(await callOpenApi(services, op, tool, args), secrets);
+    return callOpenApi(services, op, tool, args, await scrubber());
   const endpoint = mcpEndpoint(services, op.connection);
   const getAuthHeaders = endpoint.getAuthHeaders;
   if (getAuthHeaders) {
     endpoint.getAuthHeaders = async () => {
       const headers = await getAuthHeaders();
-      secrets.push(...bearerValues(headers));
+      seen.push(...bearerValues(headers));
       return headers;
     };
   }
@@ -136,9 +149,9 @@ export async function dispatch(
     idempotent: op.idempotent,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome, secrets);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, seen);
   }
-  return scrubSecrets(fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars), secrets);
+  return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await scrubber());
 }
 
 /** The token part of `Authorization: Bearer …` values. */

@@ -3,6 +3,7 @@
  * assistant can read and explain ("What a failure does", tool-servers page): what failed, and
  * whether trying again could help. Text is capped (DESIGN.md rule 8), with a note when it was cut.
  */
+import type { Scrubber } from '../connections/scrub.js';
 import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject, JsonValue } from '../operations/types.js';
 import { CallStatus } from './turn-call.entity.js';
@@ -78,33 +79,6 @@ export function normalizeContent(content: JsonValue[]): JsonValue[] {
   );
 }
 
-/**
- * Removes the connection's own secrets (its key, its OAuth access token) from everything that goes
- * to the model or into records: a server that echoes the credential back must not leak it.
- */
-export function scrubSecrets(result: CallResult, secrets: readonly string[]): CallResult {
-  // Each secret as written, and as it appears inside JSON text (escaped).
-  const forms = secrets
-    .filter((secret) => secret.length >= 4)
-    .flatMap((secret) => {
-      const escaped = JSON.stringify(secret).slice(1, -1);
-      return escaped === secret ? [secret] : [secret, escaped];
-    });
-  if (forms.length === 0) return result;
-  const scrub = (text: string): string =>
-    forms.reduce((acc, form) => acc.split(form).join('[redacted]'), text);
-  const content = JSON.stringify(result.content);
-  const structured = result.structuredContent === null ? null : JSON.stringify(result.structuredContent);
-  const hit = (text: string | null) => text !== null && forms.some((form) => text.includes(form));
-  if (!hit(content) && !hit(structured) && !hit(result.message)) return result;
-  return {
-    ...result,
-    content: JSON.parse(scrub(content)) as JsonValue[],
-    structuredContent: structured === null ? null : (JSON.parse(scrub(structured)) as JsonObject),
-    message: result.message === null ? null : scrub(result.message),
-  };
-}
-
 function textOf(content: JsonValue[]): string {
   return content
     .map((c) =>
@@ -128,14 +102,36 @@ export function failure(status: CallStatus, message: string, attempts = 0, durat
   };
 }
 
-/** An MCP call's outcome as a result for the model. `tool` is the declared name. */
-export function fromMcpOutcome(tool: string, outcome: CallToolOutcome, maxChars: number): CallResult {
-  const base = { attempts: outcome.attempts, resends: outcome.resends, durationMs: Math.round(outcome.durationMs) };
+/**
+ * An MCP call's outcome as a result for the model. `tool` is the declared name. Everything the
+ * server sent is scrubbed of the connection's secrets first, before any text is cut.
+ */
+export function fromMcpOutcome(
+  tool: string,
+  raw: CallToolOutcome,
+  maxChars: number,
+  scrubber: Scrubber,
+): CallResult {
+  const outcome = scrubber.json(raw);
+  const base = {
+    attempts: outcome.attempts,
+    resends: outcome.resends,
+    durationMs: Math.round(outcome.durationMs),
+  };
   switch (outcome.kind) {
     case 'success': {
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null, ...base };
     }
+    case 'input_required':
+      // The revision's replacement for elicitation: the server wants a person's answer (or a
+      // completion) mid-call. This platform has no one to ask inside a turn.
+      return failure(
+        CallStatus.TOOL_ERROR,
+        `The tool ${tool} needs ${outcome.needs} before it can finish, and the platform cannot provide that inside a conversation. Nothing more will happen for this call; tell the customer this action must be done another way.`,
+        base.attempts,
+        base.durationMs,
+      );
     case 'tool_error': {
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       const said = oneLine(textOf(capped.content));
@@ -189,12 +185,17 @@ export function fromMcpOutcome(tool: string, outcome: CallToolOutcome, maxChars:
   }
 }
 
-/** An OpenAPI answer as a result for the model: the status and the body, as JSON when it is JSON. */
+/**
+ * An OpenAPI answer as a result for the model: the status and the body, as JSON when it is JSON.
+ * The body is scrubbed of the connection's secrets first, before any text is cut.
+ */
 export function fromHttpAnswer(
   tool: string,
-  answer: { status: number; contentType: string; body: string },
+  raw: { status: number; contentType: string; body: string },
   maxChars: number,
+  scrubber: Scrubber,
 ): Omit<CallResult, 'attempts' | 'resends' | 'durationMs'> {
+  const answer = { ...raw, body: scrubber.text(raw.body) };
   let parsed: JsonValue | undefined;
   if (/\bjson\b/i.test(answer.contentType) && answer.body !== '') {
     try {

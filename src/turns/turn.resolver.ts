@@ -364,7 +364,10 @@ export class TurnResolver {
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
-  @Query(() => Turn)
+  @Query(() => Turn, {
+    nullable: true,
+    description: 'By global ID; NOT_FOUND (an error for this field only) when missing or out of scope.',
+  })
   async turn(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Turn> {
     return visible<Turn>(ctx, id, 'Turn');
   }

@@ -76,7 +76,10 @@ export class WorkspaceResolver {
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
-  @Query(() => Workspace)
+  @Query(() => Workspace, {
+    nullable: true,
+    description: 'By global ID; NOT_FOUND (an error for this field only) when missing or out of scope.',
+  })
   async workspace(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Workspace> {
     return visible<Workspace>(ctx, id, 'Workspace');
   }

@@ -481,11 +481,13 @@ describe('sessions from hostile servers', () => {
   it('should refuse a server that negotiates another protocol revision', async () => {
     const s = await peer({
       initialize: (req, res) =>
-        sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult('2024-11-05') }),
+        sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult('1999-01-01') }),
     });
     const err = await discoveryError(client().discover(endpoint(s.url)));
     expect(err.code).toBe('UNSUPPORTED_PROTOCOL_VERSION');
-    expect(err.data.protocolVersion).toBe('2024-11-05');
+    expect(err.data.protocolVersion).toBe('1999-01-01');
+    // The message names both versions: the one we asked for and the one the server answered.
+    expect(err.message).toContain('we asked for protocol 2025-06-18 and the server answered "1999-01-01"');
   });
 
   it('should accept a 200 with a body as the answer to notifications/initialized', async () => {

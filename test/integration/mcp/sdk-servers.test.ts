@@ -136,14 +136,17 @@ describe.each(shapes)('an SDK server (stateful: $stateful, json: $json)', ({ sta
       properties: { q: { type: 'string' } },
       required: ['q'],
     });
+    // The modern probe first (a legacy server refuses it), then the legacy handshake.
     expect(s.requests.map((r) => r.method ?? r.httpMethod)).toEqual([
+      'server/discover',
       'initialize',
       'notifications/initialized',
       'tools/list',
       ...(stateful ? ['DELETE'] : []),
     ]);
     expect(s.sessionIds()).toEqual([]);
-    for (const r of s.requests) expect(r.headers['mcp-protocol-version']).toBe('2025-06-18');
+    expect(s.requests[0]!.headers['mcp-protocol-version']).toBe('2026-07-28');
+    for (const r of s.requests.slice(1)) expect(r.headers['mcp-protocol-version']).toBe('2025-06-18');
     if (stateful) expect(new Set(s.requests.map((r) => r.sessionId)).size).toBe(2); // none, then one
   });
 

@@ -26,7 +26,7 @@ beforeAll(async () => {
   });
   const admin = await t.token(Role.ADMIN);
   const ws = await t.ok(CreateWorkspaceDocument, { input: { name: 'Limits' } }, admin);
-  const workspaceId = ws.createWorkspace.workspace.id;
+  const workspaceId = ws.createWorkspace.workspace!.id;
   customer = await t.token(Role.CUSTOMER, Buffer.from(workspaceId, 'base64url').toString().split(':')[1]);
   runtime = await t.token(Role.RUNTIME);
   const assistant = await t.ok(CreateAssistantDocument, { input: { workspaceId, name: 'A' } }, admin);

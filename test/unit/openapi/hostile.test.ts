@@ -3,9 +3,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.js';
-import { convertDescription, DEFAULT_MAX_SCHEMA_NODES } from '../../../src/openapi/convert.js';
+import {
+  convertDescription,
+  DEFAULT_MAX_SCHEMA_NODES,
+  DEFAULT_MAX_TOTAL_SCHEMA_NODES,
+} from '../../../src/openapi/convert.js';
 import { loadDescription, parseDescription } from '../../../src/openapi/load.js';
 import { buildRequest } from '../../../src/openapi/request.js';
+import { aliasedDescription } from '../../support/aliased-description.js';
 import { checkInputSchema, containerDepth, newAjv } from './schema-check.js';
 
 type Json = Record<string, unknown>;
@@ -367,5 +372,45 @@ describe('hostile structure', () => {
     );
     expect(result.operations).toHaveLength(1);
     expect(checkInputSchema(ajv, result.operations[0]?.inputSchema)).toEqual([]);
+  });
+});
+
+/** Nodes of an input schema as the converter counts them: every schema object once per place. */
+function schemaNodes(schema: unknown): number {
+  if (typeof schema !== 'object' || schema === null) return 0;
+  const s = schema as Json;
+  let n = 1;
+  if (typeof s.properties === 'object' && s.properties !== null)
+    for (const child of Object.values(s.properties as Json)) n += schemaNodes(child);
+  if (typeof s.items === 'object') n += schemaNodes(s.items);
+  if (typeof s.additionalProperties === 'object') n += schemaNodes(s.additionalProperties);
+  return n;
+}
+
+describe('operations that share one large schema', () => {
+  it('should keep all input schemas together within the total budget, every operation converted', () => {
+    // 300 operations, one request body through a YAML alias: 576,000 nodes if each kept its copy.
+    const result = convertDescription(parseDescription(aliasedDescription()).document, null, null);
+    expect(result.operations).toHaveLength(300);
+    const sizes = result.operations.map((o) => schemaNodes(o.inputSchema));
+    const total = sizes.reduce((a, b) => a + b, 0);
+    // Each later operation keeps at least its top-level fields (64 at most, plus the object itself).
+    expect(total).toBeLessThanOrEqual(DEFAULT_MAX_TOTAL_SCHEMA_NODES + 300 * 65);
+    expect(sizes[0]).toBeGreaterThan(DEFAULT_MAX_SCHEMA_NODES / 2);
+    expect(sizes[0]).toBeLessThanOrEqual(DEFAULT_MAX_SCHEMA_NODES);
+    expect(sizes[299]).toBeLessThanOrEqual(65);
+    // The free-form fields of the last operation still name every field of the body.
+    const last = result.operations[299]!;
+    expect(Object.keys(last.inputSchema.properties as Json)).toHaveLength(18);
+    expect(result.diagnostics).toContain(
+      `the input schemas together were larger than ${DEFAULT_MAX_TOTAL_SCHEMA_NODES} nodes; the largest parts of later ones became free-form`,
+    );
+    for (const op of [result.operations[0], last]) expect(checkInputSchema(ajv, op?.inputSchema)).toEqual([]);
+  }, 30_000);
+
+  it('should leave descriptions under the budget as they were', () => {
+    const small = parseDescription(aliasedDescription({ operations: 3 })).document;
+    const unbounded = convertDescription(small, null, null, { maxTotalSchemaNodes: Number.MAX_SAFE_INTEGER });
+    expect(convertDescription(small, null, null)).toEqual(unbounded);
   });
 });

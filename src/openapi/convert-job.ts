@@ -1,0 +1,38 @@
+/**
+ * The CPU-heavy part of reading a description, as one job over plain data: parse the text (JSON
+ * or YAML) and convert it. Runs in a worker thread (`pool.ts`); pure apart from that.
+ */
+import { AppError } from '../errors.js';
+import { convertDescription, type ConversionResult } from './convert.js';
+import { parseDescription } from './load.js';
+
+export interface ConvertJob {
+  text: string;
+  /** The address the text was fetched from, or `null` for text given directly. */
+  descriptionUrl: string | null;
+  /** The connection's `baseUrl` override. */
+  baseUrl: string | null;
+}
+
+export interface ConvertedDescription {
+  format: 'json' | 'yaml';
+  /** The text's size in UTF-8 bytes. */
+  bytes: number;
+  conversion: ConversionResult;
+}
+
+/** What crosses the thread boundary: a result, or an `AppError` as its code and message. */
+export type JobOutcome =
+  { ok: true; value: ConvertedDescription } | { ok: false; code: string | null; message: string };
+
+export function runConvertJob(job: ConvertJob): JobOutcome {
+  try {
+    const parsed = parseDescription(job.text);
+    const conversion = convertDescription(parsed.document, job.descriptionUrl, job.baseUrl);
+    return { ok: true, value: { format: parsed.format, bytes: parsed.bytes, conversion } };
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, code: error.code, message: error.message };
+    // A bug of ours: the caller logs it as internal, without the description's text.
+    return { ok: false, code: null, message: error instanceof Error ? error.message : String(error) };
+  }
+}
