@@ -18,6 +18,7 @@ import { McpClient } from './mcp/client.js';
 import { oauthRoutes } from './oauth/callback.js';
 import { OAuthService } from './oauth/oauth.service.js';
 import { DescriptionPool } from './openapi/pool.js';
+import { debuggerRoutes } from './http/debugger-routes.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -134,7 +135,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const http = await startHttpServer(services, schema, {
       port: config.port,
       host: config.host,
-      routes: oauthRoutes(services),
+      routes: { ...oauthRoutes(services), ...debuggerRoutes() },
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();

@@ -3,6 +3,7 @@ import { Migration20261130000000Initial } from '../../migrations/Migration202611
 import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
 import { Migration20261130220000CallResends } from '../../migrations/Migration20261130220000CallResends.js';
 import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migration20261130230000ApiTokenLifecycle.js';
+import { Migration20261130233000DebuggerProgress } from '../../migrations/Migration20261130233000DebuggerProgress.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -13,4 +14,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130100000OAuth', class: Migration20261130100000OAuth },
   { name: 'Migration20261130220000CallResends', class: Migration20261130220000CallResends },
   { name: 'Migration20261130230000ApiTokenLifecycle', class: Migration20261130230000ApiTokenLifecycle },
+  { name: 'Migration20261130233000DebuggerProgress', class: Migration20261130233000DebuggerProgress },
 ];

@@ -57,6 +57,8 @@ export function statusAfterFailure(code: string, credential: CredentialKind): Co
 /** What a source offered, before reconciliation. */
 export interface SourceListing {
   operations: DiscoveredOperation[];
+  /** Why the source gave no operation, when it says (OpenAPI). */
+  emptyReason?: string | null;
   skipped: SkippedItem[];
   diagnostics: string[];
   protocolVersion: string | null;
@@ -176,6 +178,7 @@ async function readOpenApi(
       detail: `${s.method} ${s.path}`,
     })),
     diagnostics: converted.diagnostics,
+    emptyReason: converted.emptyReason,
     protocolVersion: null,
     serverInfo: null,
   };
@@ -268,7 +271,7 @@ export class DiscoveryService {
           'EMPTY_TOOL_LIST',
           connection.kind === ConnectionKind.MCP
             ? 'the server listed no usable tools; nothing was changed'
-            : 'the description has no usable operations; nothing was changed',
+            : `the description has no usable operations${listing.emptyReason ? `: ${listing.emptyReason}` : ''}; nothing was changed`,
         );
       }
       const changed = await this.#admission.run(connection.id, () =>

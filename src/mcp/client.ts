@@ -170,6 +170,20 @@ export interface CallToolOptions {
    * headers and as `_meta.traceparent`/`_meta.tracestate` (SEP-414).
    */
   trace?: { traceparent: string; tracestate?: string };
+  /**
+   * Notifications the server sends on the call's stream before its answer (`notifications/progress`,
+   * `notifications/message`), as they arrive; untrusted and unbounded, so the receiver bounds them.
+   * When set, the call carries a `progressToken` in `_meta` so that servers report progress.
+   */
+  onNotification?: (notification: ServerNotification) => void;
+}
+
+/** A notification a server sent during a call; `params` is whatever it sent (untrusted). */
+export interface ServerNotification {
+  method: string;
+  params: unknown;
+  /** The progress token this call sent, to match `notifications/progress` against. */
+  progressToken: string;
 }
 
 /** Stable codes of `protocol_error` outcomes and of `UPSTREAM_PROTOCOL_ERROR`'s `data.reason`. */
@@ -581,6 +595,7 @@ export class McpClient {
     timeoutMs: number,
     signal?: AbortSignal,
     wire?: Wire,
+    onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
     const headers = await this.#headers(ep, sessionId, wire);
     const res = await this.#outbound.request(ep.url, {
@@ -606,7 +621,7 @@ export class McpClient {
       }
       return toReply(message, id, res);
     }
-    if (type === 'text/event-stream') return this.#readStream(ep, sessionId, id, res);
+    if (type === 'text/event-stream') return this.#readStream(ep, sessionId, id, res, onNotification);
     await res.dump();
     if (type === '' && (res.status === 202 || res.status === 204)) {
       return { type: 'protocol', problem: 'NO_RESPONSE', detail: `HTTP ${res.status} without an answer` };
@@ -623,6 +638,7 @@ export class McpClient {
     sessionId: string | undefined,
     id: number,
     res: OutboundResponse,
+    onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
     let answered = 0;
     try {
@@ -657,6 +673,12 @@ export class McpClient {
           if (message.id !== undefined && message.id !== null && answered < MAX_SERVER_REQUESTS_ANSWERED) {
             answered++;
             this.#answerServerRequest(ep, sessionId, message);
+          } else if (message.id === undefined && onNotification) {
+            try {
+              onNotification(message.method, message.params);
+            } catch {
+              // The receiver's problem must not end the call.
+            }
           }
           continue;
         }
@@ -1164,8 +1186,15 @@ export class McpClient {
         traceMeta.tracestate = traceHeaders.tracestate = options.trace.tracestate;
     }
     const hasTrace = options.trace !== undefined;
+    // A receiver of notifications gets a progress token in `_meta`, so servers report progress.
+    const { onNotification } = options;
+    const progressToken = `ct-${this.#nextId}-${Math.floor(performance.now())}`;
+    if (onNotification) traceMeta.progressToken = progressToken;
+    const notify = onNotification
+      ? (method: string, p: unknown) => onNotification({ method, params: p, progressToken })
+      : undefined;
     const params = JSON.stringify(
-      hasTrace ? { name, arguments: args, _meta: traceMeta } : { name, arguments: args },
+      hasTrace || onNotification ? { name, arguments: args, _meta: traceMeta } : { name, arguments: args },
     );
     // A connection discovered as modern is called statelessly, until an answer shows a legacy server.
     let modern = isModernVersion(ep.protocolVersion);
@@ -1197,7 +1226,7 @@ export class McpClient {
           : undefined;
       let reply: Reply;
       try {
-        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal, wire);
+        reply = await this.#send(ep, sessionId, id, body, timeoutMs, signal, wire, notify);
       } catch (err) {
         if (err instanceof AuthHeadersFailed) {
           return withBase(

@@ -10,7 +10,7 @@ import { ConnectionKind, CredentialKind } from '../connections/connection.entity
 import { connectionSecrets, credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { isOutboundError } from '../http/outbound.js';
-import type { CallToolOutcome } from '../mcp/client.js';
+import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
@@ -110,6 +110,8 @@ export async function dispatch(
   op: CachedOperation,
   tool: string,
   args: JsonObject,
+  /** The server's notifications during the call, with the scrub for this call's secrets. */
+  onNotification?: (notification: ServerNotification, scrub: (text: string) => string) => void,
 ): Promise<CallResult> {
   if (op.connection.status === 'NEEDS_SIGN_IN') {
     return failure(
@@ -144,12 +146,29 @@ export async function dispatch(
       return headers;
     };
   }
+  // Progress and log lines are scrubbed like the answer; a token renewed mid-call joins the rule.
+  // The stored secrets are read while the call runs (not awaited: no added latency); lines that
+  // come before they are known are scrubbed of what this call sent.
+  let storedSecrets: string[] | null = null;
+  void stored.then((list) => (storedSecrets = list));
+  let lineScrubber: Scrubber | null = null;
+  let scrubbedFor = '';
+  const scrubText = (text: string): string => {
+    const state = `${storedSecrets === null ? 0 : 1}:${seen.length}`;
+    if (!lineScrubber || scrubbedFor !== state) {
+      lineScrubber = makeScrubber([...(storedSecrets ?? []), ...seen]);
+      scrubbedFor = state;
+    }
+    return lineScrubber.text(text);
+  };
+  const notify = onNotification ? (n: ServerNotification) => onNotification(n, scrubText) : undefined;
   let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    onNotification: notify,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome, seen);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify);
   }
   return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await scrubber());
 }
@@ -170,6 +189,7 @@ async function retryWithRenewedToken(
   args: JsonObject,
   first: CallToolOutcome,
   secrets: string[],
+  onNotification?: (n: ServerNotification) => void,
 ): Promise<CallToolOutcome> {
   const oauth = services.oauth;
   const connectionId = op.connection.id;
@@ -188,6 +208,7 @@ async function retryWithRenewedToken(
   const second = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    onNotification,
   });
   if (second.kind === 'auth_required') {
     await oauth

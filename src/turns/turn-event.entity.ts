@@ -5,6 +5,8 @@ import type { JsonObject } from '../operations/types.js';
 export enum TurnEventType {
   TURN_STARTED = 'TURN_STARTED',
   CALL_STARTED = 'CALL_STARTED',
+  /** A tool server's progress or log notification during a call (bounded per call). */
+  CALL_PROGRESS = 'CALL_PROGRESS',
   CALL_FINISHED = 'CALL_FINISHED',
   TURN_FINISHED = 'TURN_FINISHED',
 }
@@ -16,6 +18,7 @@ registerEnumType(TurnEventType, { name: 'TurnEventType' });
  */
 @Entity({ tableName: 'turn_event' })
 @Index({ properties: ['workspaceId', 'seq'] })
+@Index({ properties: ['callId'] })
 export class TurnEvent {
   @PrimaryKey({ type: new BigIntType('number'), autoincrement: true })
   seq!: number;

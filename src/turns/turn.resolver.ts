@@ -34,6 +34,12 @@ import { RiskLevel } from '../operations/operation.entity.js';
 import type { JsonObject } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { ConnectionConnection } from '../workspaces/workspace.resolver.js';
+import {
+  ProgressLineType,
+  toProgressLineType,
+  toToolResult,
+  ToolResultType,
+} from './call-details.resolver.js';
 import type { TurnEventRecord } from './events.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { CallStatus, TurnCall } from './turn-call.entity.js';
@@ -199,6 +205,24 @@ export class TurnEventCall {
 
   @Field(() => String, { nullable: true })
   message!: string | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: "CALL_STARTED: the model's arguments (null when too large for an event: read TurnCall).",
+  })
+  arguments!: JsonObject | null;
+
+  @Field(() => ToolResultType, {
+    nullable: true,
+    description: 'CALL_FINISHED: the result as the model received it.',
+  })
+  result!: ToolResultType | null;
+
+  @Field(() => ProgressLineType, {
+    nullable: true,
+    description: 'CALL_PROGRESS: what the tool server just said (progress or log).',
+  })
+  progress!: ProgressLineType | null;
 }
 
 @ObjectType('TurnEvent', { description: 'One event of the live turn debugger.' })
@@ -240,7 +264,9 @@ export class TurnEventsArgs {
 function toEvent(e: TurnEventRecord): TurnEventType_ {
   const p = e.payload as Record<string, unknown>;
   const call =
-    e.type === TurnEventType.CALL_STARTED || e.type === TurnEventType.CALL_FINISHED
+    e.type === TurnEventType.CALL_STARTED ||
+    e.type === TurnEventType.CALL_FINISHED ||
+    e.type === TurnEventType.CALL_PROGRESS
       ? {
           seq: Number(p.seq),
           name: typeof p.name === 'string' ? p.name : '',
@@ -248,10 +274,16 @@ function toEvent(e: TurnEventRecord): TurnEventType_ {
           risk: (p.risk as RiskLevel | null) ?? null,
           status:
             (p.status as CallStatus | undefined) ??
-            (e.type === TurnEventType.CALL_STARTED ? CallStatus.RUNNING : null),
+            (e.type === TurnEventType.CALL_FINISHED ? null : CallStatus.RUNNING),
           durationMs: (p.durationMs as number | undefined) ?? null,
           attempts: (p.attempts as number | undefined) ?? null,
           message: (p.message as string | null | undefined) ?? null,
+          arguments:
+            typeof p.arguments === 'object' && p.arguments !== null && !Array.isArray(p.arguments)
+              ? (p.arguments as JsonObject)
+              : null,
+          result: toToolResult(p.result),
+          progress: toProgressLineType(p.progress),
         }
       : null;
   return {
@@ -390,7 +422,7 @@ export class TurnResolver {
 
   @Subscription(() => TurnEventType_, {
     description:
-      'The live turn debugger: TURN_STARTED, CALL_STARTED, CALL_FINISHED, TURN_FINISHED, scoped to your workspace.',
+      'The live turn debugger: TURN_STARTED, CALL_STARTED, CALL_PROGRESS, CALL_FINISHED, TURN_FINISHED, scoped to your workspace.',
     subscribe: async ({ args, context }) => {
       const ctx = context as Context;
       const principal = ctx.principal;

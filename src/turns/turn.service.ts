@@ -18,7 +18,9 @@ import { notFound } from '../graphql/errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
+import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
+import { eventArguments, eventResult } from './event-payload.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
@@ -299,7 +301,12 @@ export class TurnService {
       .execute<{ call_seq: number }[]>(CALL_START_SQL, [
         turnId,
         callId,
-        storableJson({ name, operationKey: op?.key ?? null, risk: op?.risk ?? null }),
+        storableJson({
+          name,
+          operationKey: op?.key ?? null,
+          risk: op?.risk ?? null,
+          ...eventArguments(args),
+        }),
       ])
       .then((rows) => rows[0]?.call_seq ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
@@ -334,10 +341,24 @@ export class TurnService {
         };
     }
 
+    const progress = new CallProgress(
+      this.#orm,
+      this.services.logger,
+      {
+        workspaceId: turn.workspaceId,
+        assistantId: turn.assistantId,
+        conversationId: turn.conversationId,
+        turnId,
+        callId,
+        name,
+      },
+      startP.catch(() => null),
+    );
     let result: CallResult;
     try {
       // The tool gets exactly the model's arguments; only the records are made storable.
-      result = early ?? (await dispatch(this.services, op!, name, args));
+      result =
+        early ?? (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub)));
     } catch (err) {
       // A bug of ours must still not break the conversation.
       this.services.logger.error({ err, turnId, name }, 'tool call failed inside the service');
@@ -366,6 +387,7 @@ export class TurnService {
           recorded: false,
         };
     }
+    await progress.drain();
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = op?.risk === 'WRITE';
     const argsJson = storableJsonText(checked.json);
@@ -415,6 +437,8 @@ export class TurnService {
         attempts: result.attempts,
         resends: result.resends,
         message,
+        result: eventResult(result),
+        progress: progress.record(),
       }),
     ];
     // One retry: a WRITE's ledger row matters more than a few milliseconds.
@@ -465,6 +489,7 @@ export class TurnService {
           durationMs: 0,
           attempts: 0,
           message: result.message,
+          result: eventResult(result),
         }),
       ]);
       const seq = rows[0]?.call_seq ?? null;

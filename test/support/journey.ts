@@ -66,6 +66,24 @@ const TOOLS_V1: PeerTool[] = [
     },
   },
   {
+    name: 'steps',
+    description: 'Reports progress and logs while it works',
+    annotations: { readOnlyHint: true },
+    handler: async (_args, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      if (progressToken !== undefined)
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress: 1, total: 2, message: 'half way' },
+        });
+      await extra.sendNotification({
+        method: 'notifications/message',
+        params: { level: 'info', data: 'steps done' },
+      });
+      return { content: [{ type: 'text', text: 'done' }] };
+    },
+  },
+  {
     name: 'notes',
     description: 'Reads notes',
     inputSchema: { id: z.string() },
@@ -289,6 +307,7 @@ export async function runJourney(t: TestApp): Promise<Journey> {
   await call(first.turnId, 'crm__lookup', { email: 'a@b.c' }); // a WRITE now: ledger
   await call(first.turnId, 'crm__update', { email: 'a@b.c', plan: 'pro' }); // WRITE: ledger
   await call(first.turnId, 'crm__fails', {}); // TOOL_ERROR
+  await call(first.turnId, 'crm__steps', {}); // progress and log lines
   await call(first.turnId, 'crm__slow', {}); // TIMEOUT
   await call(first.turnId, 'pets__getPet', {}); // REJECTED: no petId
   await call(first.turnId, 'pets__getPet', { petId: 'rex' }); // SUCCEEDED

@@ -1,0 +1,84 @@
+/**
+ * A call's progress for the live debugger (I/O): server notifications become CALL_PROGRESS events,
+ * bounded by `ProgressGate` (see progress.ts), written in order after the call's CALL_STARTED and
+ * before its CALL_FINISHED. Writing is best effort: a failure is logged and never reaches the call.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { EVENTS_CHANNEL } from '../db/notifier.js';
+import type { Logger } from '../logger.js';
+import type { ServerNotification } from '../mcp/client.js';
+import { storableJson } from './storable.js';
+import { ProgressGate, toProgressLine, type ProgressLimits, type ProgressRecord } from './progress.js';
+
+const PROGRESS_SQL = `
+with e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  values (?, ?, ?, ?, ?, 'CALL_PROGRESS', ?::jsonb, now())
+  returning seq, workspace_id
+)
+select pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text) from e`;
+
+export interface CallIdentity {
+  workspaceId: string;
+  assistantId: string;
+  conversationId: string;
+  turnId: string;
+  callId: string;
+  name: string;
+}
+
+export class CallProgress {
+  readonly #gate: ProgressGate;
+  readonly #started = performance.now();
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly logger: Logger,
+    private readonly call: CallIdentity,
+    /** The call's seq in its turn, once CALL_STARTED is stored (null: the turn had finished). */
+    private readonly seq: Promise<number | null>,
+    limits: ProgressLimits = {},
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.#gate = new ProgressGate(limits);
+  }
+
+  /**
+   * The hook for one call. `scrub` removes the connection's secrets; it is given per notification
+   * because the secrets a call sends are known only once it has sent them.
+   */
+  receive(notification: ServerNotification, scrub: (text: string) => string): void {
+    const atMs = Math.round(this.now() - this.#started);
+    const line = toProgressLine(notification, atMs, scrub);
+    if (!line || !this.#gate.offer(line, this.now())) return;
+    this.#chain = this.#chain.then(async () => {
+      try {
+        const seq = await this.seq;
+        if (seq === null) return;
+        const c = this.call;
+        await this.orm.em
+          .getConnection()
+          .execute(PROGRESS_SQL, [
+            c.workspaceId,
+            c.assistantId,
+            c.conversationId,
+            c.turnId,
+            c.callId,
+            storableJson({ seq, name: c.name, progress: line }),
+          ]);
+      } catch (err) {
+        this.logger.warn({ err, turnId: this.call.turnId }, 'could not record the progress of a call');
+      }
+    });
+  }
+
+  /** Waits for the progress events under way, so that CALL_FINISHED comes after them. */
+  drain(): Promise<void> {
+    return this.#chain;
+  }
+
+  record(): ProgressRecord {
+    return this.#gate.record();
+  }
+}

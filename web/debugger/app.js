@@ -1,0 +1,226 @@
+/* The turn debugger page: plain JS, no build. Data only through authenticated GraphQL. */
+(function () {
+  'use strict';
+  var KEY = 'ct-debugger-token';
+  var $ = function (id) { return document.getElementById(id); };
+  var state = { token: sessionStorage.getItem(KEY), client: null, unsubscribe: null, lastSeq: null, seen: new Set(), turns: new Map(), calls: new Map(), retry: 0 };
+
+  function gql(query, variables) {
+    return fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + state.token },
+      body: JSON.stringify({ query: query, variables: variables || {} }),
+    }).then(function (res) {
+      if (res.status === 401) throw new Error('The token was refused.');
+      return res.json();
+    }).then(function (body) {
+      if (body.errors && body.errors.length) throw new Error(body.errors[0].message);
+      return body.data;
+    });
+  }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function setConn(on, text) {
+    var c = $('conn');
+    c.className = 'conn ' + (on ? 'on' : 'off');
+    c.textContent = text;
+  }
+
+  function signedIn() {
+    $('signin').hidden = true;
+    $('pick').hidden = false;
+    $('signout').hidden = false;
+    gql('{ workspaces(first: 100) { nodes { id name } } }').then(function (d) {
+      fill($('workspace'), d.workspaces.nodes);
+      loadAssistants();
+    }).catch(signInFailed);
+  }
+
+  function signInFailed(err) {
+    sessionStorage.removeItem(KEY);
+    state.token = null;
+    $('signin').hidden = false;
+    $('pick').hidden = true;
+    $('signin-error').textContent = err.message;
+  }
+
+  function fill(select, items) {
+    select.textContent = '';
+    items.forEach(function (it) {
+      var o = el('option', null, it.name);
+      o.value = it.id;
+      select.appendChild(o);
+    });
+  }
+
+  function loadAssistants() {
+    var ws = $('workspace').value;
+    if (!ws) return;
+    gql('query($id: ID!) { workspace(id: $id) { assistants(first: 100) { nodes { id name } } } }', { id: ws })
+      .then(function (d) { fill($('assistant'), d.workspace.assistants.nodes); watch(); })
+      .catch(function (err) { $('signin-error').textContent = err.message; });
+  }
+
+  var EVENTS = 'subscription($a: ID, $c: String, $s: Float) { turnEvents(assistantId: $a, conversationId: $c, afterSeq: $s) {' +
+    ' seq type turnId conversationId at call { seq name operationKey risk status durationMs attempts message arguments' +
+    ' result { content structuredContent truncated } progress { kind atMs progress total level message } } } }';
+
+  function reset() {
+    if (state.unsubscribe) state.unsubscribe();
+    state.unsubscribe = null;
+    state.lastSeq = 0;
+    state.seen = new Set();
+    state.turns = new Map();
+    state.calls = new Map();
+    $('turns').textContent = '';
+  }
+
+  function watch() {
+    reset();
+    subscribe();
+  }
+
+  function ensureClient() {
+    if (state.client) return state.client;
+    var url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/graphql';
+    state.client = graphqlWs.createClient({
+      url: url,
+      connectionParams: { authorization: 'Bearer ' + state.token },
+      retryAttempts: 0,
+      lazy: true,
+      on: {
+        connected: function () { state.retry = 0; setConn(true, 'live'); },
+        closed: function () { setConn(false, 'reconnecting…'); },
+      },
+    });
+    return state.client;
+  }
+
+  /** Subscribes from the last seq seen: replay fills any gap, seen seqs are skipped. */
+  function subscribe() {
+    var assistant = $('assistant').value;
+    if (!assistant) return;
+    var conversation = $('conversation').value.trim();
+    var vars = { a: assistant, c: conversation || null, s: state.lastSeq };
+    var done = false;
+    var again = function () {
+      if (done) return;
+      done = true;
+      state.unsubscribe = null;
+      if (state.client) { state.client.dispose(); state.client = null; }
+      var wait = Math.min(10000, 250 * Math.pow(2, state.retry++));
+      setTimeout(subscribe, wait);
+    };
+    state.unsubscribe = ensureClient().subscribe({ query: EVENTS, variables: vars }, {
+      next: function (v) { if (v.data) onEvent(v.data.turnEvents); },
+      error: again,
+      complete: again,
+    });
+  }
+
+  function onEvent(e) {
+    if (state.seen.has(e.seq)) return;
+    state.seen.add(e.seq);
+    if (e.seq > state.lastSeq) state.lastSeq = e.seq;
+    var turn = turnBox(e);
+    if (e.type === 'TURN_FINISHED') turn.querySelector('.state').textContent = 'finished';
+    if (!e.call) return;
+    var key = e.turnId + ':' + e.call.seq;
+    var c = state.calls.get(key);
+    if (!c) {
+      c = { el: el('div', 'call'), data: { progress: [] } };
+      c.el.dataset.seq = e.call.seq;
+      state.calls.set(key, c);
+      turn.appendChild(c.el);
+      $('count').textContent = state.calls.size + ' calls';
+    }
+    var d = c.data;
+    ['name', 'status', 'durationMs', 'attempts', 'message', 'operationKey'].forEach(function (k) {
+      if (e.call[k] !== null && e.call[k] !== undefined) d[k] = e.call[k];
+    });
+    if (e.call.arguments) d.arguments = e.call.arguments;
+    if (e.call.result) d.result = e.call.result;
+    if (e.type === 'CALL_PROGRESS' && e.call.progress) d.progress.push(e.call.progress);
+    if (e.type === 'CALL_FINISHED' && !e.call.status) d.status = 'FINISHED';
+    renderCall(c);
+  }
+
+  function turnBox(e) {
+    var t = state.turns.get(e.turnId);
+    if (t) return t;
+    t = el('section', 'turn');
+    var h = el('h2');
+    h.appendChild(el('span', null, 'Conversation ' + e.conversationId));
+    h.appendChild(el('span', 'muted', new Date(e.at).toLocaleTimeString()));
+    h.appendChild(el('span', 'muted state', 'open'));
+    t.appendChild(h);
+    state.turns.set(e.turnId, t);
+    $('turns').prepend(t);
+    return t;
+  }
+
+  function pretty(v) { return JSON.stringify(v, null, 2); }
+
+  function renderCall(c) {
+    var d = c.data;
+    var box = c.el;
+    box.textContent = '';
+    box.dataset.status = d.status || '';
+    var row = el('div', 'row');
+    row.appendChild(el('span', 'seq', '#' + box.dataset.seq));
+    row.appendChild(el('span', 'name', d.name));
+    row.appendChild(el('span', 'status ' + (d.status || ''), d.status));
+    if (d.durationMs !== undefined) row.appendChild(el('span', 'muted', d.durationMs + ' ms'));
+    if (d.attempts !== undefined) row.appendChild(el('span', 'muted', d.attempts + (d.attempts === 1 ? ' attempt' : ' attempts')));
+    box.appendChild(row);
+    if (d.message) box.appendChild(el('div', 'message', d.message));
+    if (d.progress.length) {
+      var ul = el('ul', 'progress');
+      d.progress.forEach(function (p) {
+        var text = p.kind === 'PROGRESS'
+          ? 'progress ' + p.progress + (p.total !== null ? '/' + p.total : '') + (p.message ? ' — ' + p.message : '')
+          : (p.level || 'log') + ': ' + (p.message || '');
+        ul.appendChild(el('li', null, '+' + p.atMs + ' ms  ' + text));
+      });
+      box.appendChild(ul);
+    }
+    if (d.arguments) box.appendChild(block('arguments', pretty(d.arguments)));
+    if (d.result) box.appendChild(block('result' + (d.result.truncated ? ' (cut)' : ''), pretty({ content: d.result.content, structuredContent: d.result.structuredContent })));
+  }
+
+  function block(title, text) {
+    var det = el('details');
+    det.appendChild(el('summary', null, title));
+    det.appendChild(el('pre', null, text));
+    return det;
+  }
+
+  $('signin').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    state.token = $('token').value.trim();
+    $('token').value = '';
+    sessionStorage.setItem(KEY, state.token);
+    $('signin-error').textContent = '';
+    signedIn();
+  });
+  $('signout').addEventListener('click', function () {
+    sessionStorage.removeItem(KEY);
+    location.reload();
+  });
+  $('workspace').addEventListener('change', loadAssistants);
+  $('assistant').addEventListener('change', watch);
+  var typing = null;
+  $('conversation').addEventListener('input', function () {
+    clearTimeout(typing);
+    typing = setTimeout(watch, 300);
+  });
+  // Tests and people can drop the socket to see the page resume.
+  window.ctDebugger = { dropSocket: function () { if (state.client) state.client.terminate(); }, lastSeq: function () { return state.lastSeq; } };
+  if (state.token) signedIn();
+})();
