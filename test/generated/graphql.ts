@@ -19,6 +19,8 @@ export type BeginTurnInput = {
 };
 
 export type CallStatus =
+  /** Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See README, "The ledger". */
+  | 'OUTCOME_UNKNOWN'
   | 'REJECTED'
   | 'RUNNING'
   | 'SUCCEEDED'
@@ -135,6 +137,10 @@ export type FinishTurnInput = {
   turnId: string | number;
 };
 
+export type LedgerOutcomeSource =
+  | 'CALL'
+  | 'SWEEP';
+
 export type ProgressKind =
   | 'LOG'
   | 'PROGRESS';
@@ -212,7 +218,7 @@ export type ConnectionOperationsQueryVariables = Exact<{
 }>;
 
 
-export type ConnectionOperationsQuery = { connection: { id: string, status: ConnectionStatus, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, operations: { nodes: Array<{ id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, sourceRisk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, openReasons: { nodes: Array<{ code: ReviewCode, detail: string }> } }> } } | null };
+export type ConnectionOperationsQuery = { connection: { id: string, status: ConnectionStatus, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, operations: { nodes: Array<{ id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, sourceRisk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, openReasons: { nodes: Array<{ code: ReviewCode, detail: string }> } }> } } };
 
 export type DiscoveryRunsQueryVariables = Exact<{
   id: string | number;
@@ -220,14 +226,14 @@ export type DiscoveryRunsQueryVariables = Exact<{
 }>;
 
 
-export type DiscoveryRunsQuery = { connection: { discoveryRuns: { nodes: Array<{ id: string, trigger: DiscoveryTrigger, actor: string, outcome: DiscoveryOutcome, errorCode: string | null, errorMessage: string | null, added: number, removed: number, updated: number, flagged: number, diagnostics: Array<string>, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, startedAt: string, finishedAt: string | null, skipped: Array<{ name: string, reason: string, detail: string | null }> }> } } | null };
+export type DiscoveryRunsQuery = { connection: { discoveryRuns: { nodes: Array<{ id: string, trigger: DiscoveryTrigger, actor: string, outcome: DiscoveryOutcome, errorCode: string | null, errorMessage: string | null, added: number, removed: number, updated: number, flagged: number, diagnostics: Array<string>, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, startedAt: string, finishedAt: string | null, skipped: Array<{ name: string, reason: string, detail: string | null }> }> } } };
 
 export type OperationReviewsQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type OperationReviewsQuery = { operation: { id: string, enabled: boolean, needsReview: boolean, reviewReasons: { nodes: Array<{ code: ReviewCode, detail: string, resolvedAt: string | null, resolvedBy: string | null }> } } | null };
+export type OperationReviewsQuery = { operation: { id: string, enabled: boolean, needsReview: boolean, reviewReasons: { nodes: Array<{ code: ReviewCode, detail: string, resolvedAt: string | null, resolvedBy: string | null }> } } };
 
 export type EnableMutationVariables = Exact<{
   input: EnableInput;
@@ -263,7 +269,7 @@ export type AuditTrailQueryVariables = Exact<{
 }>;
 
 
-export type AuditTrailQuery = { workspace: { auditEvents: { nodes: Array<{ actor: string, action: string, targetType: string, targetId: string, before: unknown, after: unknown }> } } | null };
+export type AuditTrailQuery = { workspace: { auditEvents: { nodes: Array<{ actor: string, action: string, targetType: string, targetId: string, before: unknown, after: unknown }> } } };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -290,7 +296,7 @@ export type WorkspaceQueryVariables = Exact<{
 }>;
 
 
-export type WorkspaceQuery = { workspace: { id: string, name: string, assistants: { nodes: Array<{ id: string, name: string }> } } | null };
+export type WorkspaceQuery = { workspace: { id: string, name: string, assistants: { nodes: Array<{ id: string, name: string }> } } };
 
 export type CreateAssistantMutationVariables = Exact<{
   input: CreateAssistantInput;
@@ -327,7 +333,7 @@ export type ConnectionQueryVariables = Exact<{
 }>;
 
 
-export type ConnectionQuery = { connection: { id: string, name: string, slug: string, kind: ConnectionKind, status: ConnectionStatus, endpointUrl: string | null, descriptionUrl: string | null, descriptionBytes: number | null, baseUrl: string | null, timeoutMs: number | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, credential: { kind: CredentialKind, headerName: string | null, last4: string | null } } | null };
+export type ConnectionQuery = { connection: { id: string, name: string, slug: string, kind: ConnectionKind, status: ConnectionStatus, endpointUrl: string | null, descriptionUrl: string | null, descriptionBytes: number | null, baseUrl: string | null, timeoutMs: number | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, credential: { kind: CredentialKind, headerName: string | null, last4: string | null } } };
 
 export type NodeQueryVariables = Exact<{
   id: string | number;
@@ -356,14 +362,14 @@ export type WorkspaceConnectionsQueryVariables = Exact<{
 }>;
 
 
-export type WorkspaceConnectionsQuery = { workspace: { id: string, connections: { nodes: Array<{ id: string, name: string, operations: { nodes: Array<{ id: string, key: string, name: string, enabled: boolean, risk: Risk }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+export type WorkspaceConnectionsQuery = { workspace: { id: string, connections: { nodes: Array<{ id: string, name: string, operations: { nodes: Array<{ id: string, key: string, name: string, enabled: boolean, risk: Risk }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
 
 export type OperationQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type OperationQuery = { operation: { id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, connection: { id: string } } | null };
+export type OperationQuery = { operation: { id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, connection: { id: string } } };
 
 export type BeginSignInMutationVariables = Exact<{
   input: BeginSignInInput;
@@ -377,7 +383,7 @@ export type OAuthConnectionQueryVariables = Exact<{
 }>;
 
 
-export type OAuthConnectionQuery = { connection: { id: string, status: ConnectionStatus, credential: { kind: CredentialKind, headerName: string | null, last4: string | null }, operations: { nodes: Array<{ name: string, enabled: boolean }> }, discoveryRuns: { nodes: Array<{ trigger: DiscoveryTrigger, outcome: DiscoveryOutcome, errorCode: string | null, added: number, actor: string }> } } | null };
+export type OAuthConnectionQuery = { connection: { id: string, status: ConnectionStatus, credential: { kind: CredentialKind, headerName: string | null, last4: string | null }, operations: { nodes: Array<{ name: string, enabled: boolean }> }, discoveryRuns: { nodes: Array<{ trigger: DiscoveryTrigger, outcome: DiscoveryOutcome, errorCode: string | null, added: number, actor: string }> } } };
 
 export type ApiTokensQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -436,7 +442,7 @@ export type TurnCallsQueryVariables = Exact<{
 }>;
 
 
-export type TurnCallsQuery = { turn: { id: string, conversationId: string, finishedAt: string | null, declaredToolNames: Array<string>, calls: { nodes: Array<{ seq: number, declaredName: string, operationKey: string | null, arguments: Record<string, unknown>, status: CallStatus, message: string | null, attempts: number, resends: number, durationMs: number | null, risk: Risk | null, progressDropped: number, result: { content: Array<Record<string, unknown>>, structuredContent: Record<string, unknown> | null, truncated: boolean } | null, progress: Array<{ kind: ProgressKind, atMs: number, progress: number | null, total: number | null, level: string | null, message: string | null }> }> } } | null };
+export type TurnCallsQuery = { turn: { id: string, conversationId: string, finishedAt: string | null, declaredToolNames: Array<string>, calls: { nodes: Array<{ seq: number, declaredName: string, operationKey: string | null, arguments: Record<string, unknown>, status: CallStatus, message: string | null, attempts: number, resends: number, durationMs: number | null, risk: Risk | null, progressDropped: number, result: { content: Array<Record<string, unknown>>, structuredContent: Record<string, unknown> | null, truncated: boolean } | null, progress: Array<{ kind: ProgressKind, atMs: number, progress: number | null, total: number | null, level: string | null, message: string | null }> }> } } };
 
 export type ProgressLineFieldsFragment = { kind: ProgressKind, atMs: number, progress: number | null, total: number | null, level: string | null, message: string | null };
 
@@ -445,14 +451,14 @@ export type AssistantTurnsQueryVariables = Exact<{
 }>;
 
 
-export type AssistantTurnsQuery = { assistant: { turns: { nodes: Array<{ id: string, conversationId: string }> } } | null };
+export type AssistantTurnsQuery = { assistant: { turns: { nodes: Array<{ id: string, conversationId: string }> } } };
 
 export type LedgerQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type LedgerQuery = { workspace: { ledger: { nodes: Array<{ turnCallId: string, operationKey: string, arguments: Record<string, unknown>, status: CallStatus, attempts: number, message: string | null }> } } | null };
+export type LedgerQuery = { workspace: { ledger: { nodes: Array<{ turnCallId: string, operationKey: string, arguments: Record<string, unknown>, status: CallStatus, attempts: number, message: string | null, outcomeBy: LedgerOutcomeSource | null }> } } };
 
 export type TurnEventsSubscriptionVariables = Exact<{
   assistantId?: string | number | null | undefined;
@@ -499,5 +505,5 @@ export const CallToolDocument = {"kind":"Document","definitions":[{"kind":"Opera
 export const FinishTurnDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"FinishTurn"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"FinishTurnInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"finishTurn"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"finished"}}]}}]}}]} as unknown as DocumentNode<FinishTurnMutation, FinishTurnMutationVariables>;
 export const TurnCallsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"TurnCalls"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"turn"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"conversationId"}},{"kind":"Field","name":{"kind":"Name","value":"finishedAt"}},{"kind":"Field","name":{"kind":"Name","value":"declaredToolNames"}},{"kind":"Field","name":{"kind":"Name","value":"calls"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"seq"}},{"kind":"Field","name":{"kind":"Name","value":"declaredName"}},{"kind":"Field","name":{"kind":"Name","value":"operationKey"}},{"kind":"Field","name":{"kind":"Name","value":"arguments"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"resends"}},{"kind":"Field","name":{"kind":"Name","value":"durationMs"}},{"kind":"Field","name":{"kind":"Name","value":"risk"}},{"kind":"Field","name":{"kind":"Name","value":"result"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"structuredContent"}},{"kind":"Field","name":{"kind":"Name","value":"truncated"}}]}},{"kind":"Field","name":{"kind":"Name","value":"progress"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ProgressLineFields"}}]}},{"kind":"Field","name":{"kind":"Name","value":"progressDropped"}}]}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ProgressLineFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ProgressLine"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"atMs"}},{"kind":"Field","name":{"kind":"Name","value":"progress"}},{"kind":"Field","name":{"kind":"Name","value":"total"}},{"kind":"Field","name":{"kind":"Name","value":"level"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]} as unknown as DocumentNode<TurnCallsQuery, TurnCallsQueryVariables>;
 export const AssistantTurnsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AssistantTurns"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"assistant"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"turns"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"10"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"conversationId"}}]}}]}}]}}]}}]} as unknown as DocumentNode<AssistantTurnsQuery, AssistantTurnsQueryVariables>;
-export const LedgerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Ledger"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"workspace"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"ledger"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"turnCallId"}},{"kind":"Field","name":{"kind":"Name","value":"operationKey"}},{"kind":"Field","name":{"kind":"Name","value":"arguments"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]}}]} as unknown as DocumentNode<LedgerQuery, LedgerQueryVariables>;
+export const LedgerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Ledger"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"workspace"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"ledger"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"turnCallId"}},{"kind":"Field","name":{"kind":"Name","value":"operationKey"}},{"kind":"Field","name":{"kind":"Name","value":"arguments"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"outcomeBy"}}]}}]}}]}}]}}]} as unknown as DocumentNode<LedgerQuery, LedgerQueryVariables>;
 export const TurnEventsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"TurnEvents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"assistantId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"afterSeq"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Float"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"turnEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"assistantId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"assistantId"}}},{"kind":"Argument","name":{"kind":"Name","value":"conversationId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}}},{"kind":"Argument","name":{"kind":"Name","value":"afterSeq"},"value":{"kind":"Variable","name":{"kind":"Name","value":"afterSeq"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"seq"}},{"kind":"Field","name":{"kind":"Name","value":"type"}},{"kind":"Field","name":{"kind":"Name","value":"turnId"}},{"kind":"Field","name":{"kind":"Name","value":"assistantId"}},{"kind":"Field","name":{"kind":"Name","value":"conversationId"}},{"kind":"Field","name":{"kind":"Name","value":"call"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"seq"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"operationKey"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"durationMs"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"arguments"}},{"kind":"Field","name":{"kind":"Name","value":"result"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"structuredContent"}},{"kind":"Field","name":{"kind":"Name","value":"truncated"}}]}},{"kind":"Field","name":{"kind":"Name","value":"progress"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ProgressLineFields"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"at"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ProgressLineFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ProgressLine"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"atMs"}},{"kind":"Field","name":{"kind":"Name","value":"progress"}},{"kind":"Field","name":{"kind":"Name","value":"total"}},{"kind":"Field","name":{"kind":"Name","value":"level"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]} as unknown as DocumentNode<TurnEventsSubscription, TurnEventsSubscriptionVariables>;
