@@ -8,8 +8,10 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
 import { migrate, openOrm } from './db/orm.js';
 import { DiscoveryService } from './discovery/discover.js';
+import { closeInterruptedRuns } from './discovery/recovery.js';
 import { announceToolChange } from './turns/cache-signal.js';
 import { TurnEventHub } from './turns/events.js';
+import { LedgerSweep } from './turns/ledger-sweep.js';
 import { ToolCache } from './turns/tool-cache.js';
 import { TurnService } from './turns/turn.service.js';
 import { buildAppSchema } from './graphql/schema.js';
@@ -98,6 +100,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       maxBodyBytes: config.outbound.maxBodyBytes,
     });
     await notifier.start();
+    // After our own LISTEN connection is up, so the instance list it reads includes this one.
+    const interrupted = await closeInterruptedRuns(orm.em.fork());
+    if (interrupted > 0)
+      logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
     const services: Services = {
       config,
       orm,
@@ -129,6 +135,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       }),
     );
     services.oauth = new OAuthService(services);
+    // Intents left open by a crash or a database outage are closed before this instance serves.
+    const ledgerSweep = new LedgerSweep(orm, logger, config.ledgerSweep);
+    await ledgerSweep.runOnce().catch((err: unknown) => logger.error({ err }, 'the ledger sweep failed'));
     const firstAdminToken =
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
@@ -139,6 +148,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();
+    ledgerSweep.start();
     let stopping: Promise<void> | null = null;
     return {
       services,
@@ -151,6 +161,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           services.turnEvents.close();
           services.toolCache.close();
           await services.oauth.stopSweep();
+          services.turns.close();
+          await ledgerSweep.stop();
           await services.mcp.whenIdle();
           await outbound.close();
           await services.descriptions.close();

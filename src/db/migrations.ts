@@ -2,8 +2,10 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
 import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
 import { Migration20261130220000CallResends } from '../../migrations/Migration20261130220000CallResends.js';
+import { Migration20261130223000DiscoveryRunInstance } from '../../migrations/Migration20261130223000DiscoveryRunInstance.js';
 import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migration20261130230000ApiTokenLifecycle.js';
 import { Migration20261130233000DebuggerProgress } from '../../migrations/Migration20261130233000DebuggerProgress.js';
+import { Migration20261130234500LedgerOutcome } from '../../migrations/Migration20261130234500LedgerOutcome.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -13,6 +15,11 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130000000Initial', class: Migration20261130000000Initial },
   { name: 'Migration20261130100000OAuth', class: Migration20261130100000OAuth },
   { name: 'Migration20261130220000CallResends', class: Migration20261130220000CallResends },
+  {
+    name: 'Migration20261130223000DiscoveryRunInstance',
+    class: Migration20261130223000DiscoveryRunInstance,
+  },
   { name: 'Migration20261130230000ApiTokenLifecycle', class: Migration20261130230000ApiTokenLifecycle },
   { name: 'Migration20261130233000DebuggerProgress', class: Migration20261130233000DebuggerProgress },
+  { name: 'Migration20261130234500LedgerOutcome', class: Migration20261130234500LedgerOutcome },
 ];

@@ -6,11 +6,17 @@
  * `healthy` is false, and the tool cache must be bypassed rather than trusted stale. On every
  * (re)connect, listeners get a `reset` so that anything missed meanwhile is dropped.
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
 
 export const CACHE_CHANNEL = 'ct_cache';
+/**
+ * The LISTEN connection's `application_name` is this prefix and the instance id: while an instance
+ * lives, pg_stat_activity shows it, so work it left behind can be told from work still going.
+ */
+export const INSTANCE_APPLICATION_PREFIX = 'connected-tools:';
 export const EVENTS_CHANNEL = 'ct_turn_events';
 /** API tokens revoked (or otherwise changed): every instance drops them from its cache and sockets. */
 export const AUTH_CHANNEL = 'ct_auth';
@@ -48,6 +54,8 @@ export interface SqlRunner {
 }
 
 export class Notifier {
+  /** This process's id among the service's instances (work it owns is marked with it). */
+  readonly instanceId = randomUUID();
   readonly #events = new EventEmitter();
   #client: pg.Client | null = null;
   #healthy = false;
@@ -76,7 +84,7 @@ export class Notifier {
   async #connect(): Promise<void> {
     const client = new pg.Client({
       connectionString: this.databaseUrl,
-      application_name: 'connected-tools-listen',
+      application_name: `${INSTANCE_APPLICATION_PREFIX}${this.instanceId}`,
     });
     client.on('notification', (msg) => this.#dispatch(msg.channel, msg.payload ?? ''));
     client.on('error', (err) => {

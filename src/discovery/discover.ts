@@ -9,7 +9,7 @@
  *   operation as it was. The run records the outcome either way.
  * - Never called from the turn path.
  */
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { DriverException, type EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
 import {
@@ -34,11 +34,38 @@ import {
   type SkippedItem,
 } from './discovery-run.entity.js';
 import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+import { DISCOVERY_INTERRUPTED } from './recovery.js';
 import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
 
 /** The error code of a run overtaken by a newer one of the same connection. */
 export const SUPERSEDED = 'SUPERSEDED';
+
+/** The error code of a run that did not finish within `discoveryDeadlineMs`. */
+export const DISCOVERY_DEADLINE_EXCEEDED = 'DISCOVERY_DEADLINE_EXCEEDED';
+
+function deadlineExceeded(deadlineMs: number): AppError {
+  return new AppError(
+    DISCOVERY_DEADLINE_EXCEEDED,
+    `the discovery did not finish within ${Math.round(deadlineMs / 1000)} s; nothing was changed`,
+  );
+}
+
+/** PostgreSQL gave up waiting for a lock (lock_timeout) or on a statement (statement_timeout). */
+function isDatabaseTimeout(err: unknown): boolean {
+  return err instanceof DriverException && (err.code === '55P03' || err.code === '57014');
+}
+
+/** Settles like `promise`, or rejects with the signal's reason when it fires first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  promise.catch(() => undefined); // may settle after the deadline: never unhandled
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
+  });
+}
 
 /**
  * The connection's status after a failed run. A 401 asks for a sign-in only where a sign-in can
@@ -57,6 +84,8 @@ export function statusAfterFailure(code: string, credential: CredentialKind): Co
 /** What a source offered, before reconciliation. */
 export interface SourceListing {
   operations: DiscoveredOperation[];
+  /** Why the source gave no operation, when it says (OpenAPI). */
+  emptyReason?: string | null;
   skipped: SkippedItem[];
   diagnostics: string[];
   protocolVersion: string | null;
@@ -176,6 +205,7 @@ async function readOpenApi(
       detail: `${s.method} ${s.path}`,
     })),
     diagnostics: converted.diagnostics,
+    emptyReason: converted.emptyReason,
     protocolVersion: null,
     serverInfo: null,
   };
@@ -222,6 +252,9 @@ export function describeFailure(err: unknown): { code: string; message: string }
  */
 export const DEFAULT_DISCOVERY_DB_SLOTS = 4;
 
+/** How long recording a failed run waits for the connection's row lock held elsewhere. */
+const FAILURE_LOCK_WAIT_MS = 5_000; // 5 seconds
+
 export class DiscoveryService {
   /** Runs of one connection apply one at a time, waiting here rather than on the row lock. */
   readonly #admission = new KeyedSerial(DEFAULT_DISCOVERY_DB_SLOTS);
@@ -239,7 +272,7 @@ export class DiscoveryService {
     trigger: DiscoveryTrigger,
     principal: Pick<Principal, 'label'> & Partial<Principal>,
   ): Promise<DiscoveryResult> {
-    const { orm, logger } = this.services;
+    const { orm, logger, config } = this.services;
     const em = orm.em.fork();
     const connection = await em.findOneOrFail(Connection, { id: connectionId });
     const run = new DiscoveryRun(
@@ -247,8 +280,16 @@ export class DiscoveryService {
       trigger,
       principal.label,
     );
+    run.instanceId = this.services.notifier.instanceId;
     await em.persistAndFlush(run);
 
+    // The deadline covers reading the source, waiting for a turn, and the apply's lock waits.
+    const deadlineAt = Date.now() + config.discoveryDeadlineMs;
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(deadlineExceeded(config.discoveryDeadlineMs)),
+      config.discoveryDeadlineMs,
+    );
     // Everything an upstream sent is scrubbed of the connection's secrets where it enters, before
     // it is stored or returned: the listing, and the text of a failure (DESIGN.md rule 15).
     const seen: string[] = [];
@@ -258,9 +299,12 @@ export class DiscoveryService {
     try {
       secrets = await connectionSecrets(this.services, connection);
       listing = scrubListing(
-        connection.kind === ConnectionKind.MCP
-          ? await readMcp(this.services, connection, seen)
-          : await readOpenApi(this.services, em, connection),
+        await untilAborted(
+          connection.kind === ConnectionKind.MCP
+            ? readMcp(this.services, connection, seen)
+            : readOpenApi(this.services, em, connection),
+          deadline.signal,
+        ),
         scrubber(),
       );
       if (listing.operations.length === 0) {
@@ -268,11 +312,13 @@ export class DiscoveryService {
           'EMPTY_TOOL_LIST',
           connection.kind === ConnectionKind.MCP
             ? 'the server listed no usable tools; nothing was changed'
-            : 'the description has no usable operations; nothing was changed',
+            : `the description has no usable operations${listing.emptyReason ? `: ${listing.emptyReason}` : ''}; nothing was changed`,
         );
       }
-      const changed = await this.#admission.run(connection.id, () =>
-        this.apply(connection.id, run.id, listing, principal),
+      const changed = await this.#admission.run(
+        connection.id,
+        () => this.apply(connection.id, run.id, listing, principal, deadlineAt),
+        deadline.signal,
       );
       await this.onChanged(connection.id, connection.workspace.id).catch((err: unknown) =>
         logger.warn({ err }, 'cache notification failed'),
@@ -284,42 +330,72 @@ export class DiscoveryService {
           ? await fresh.find(Operation, { id: { $in: changed } }, { orderBy: { id: 'asc' } })
           : [],
       };
-    } catch (err) {
+    } catch (caught) {
+      const err = isDatabaseTimeout(caught) ? deadlineExceeded(config.discoveryDeadlineMs) : caught;
       const described = describeFailure(err);
       const failure = { code: described.code, message: scrubber().text(described.message) };
       if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
       else logger.info({ code: failure.code, connectionId }, 'discovery failed');
-      const failedEm = orm.em.fork();
-      // A slot, but not the connection's queue: this short transaction waits at most for the
-      // apply that holds the row lock, and that one never waits for anything in this process.
-      await this.#admission.run(`failure:${run.id}`, () =>
-        failedEm.transactional(async (tx) => {
-          const r = await tx.findOneOrFail(DiscoveryRun, { id: run.id });
-          r.outcome = DiscoveryOutcome.FAILED;
-          r.errorCode = failure.code;
-          r.errorMessage = failure.message;
-          r.finishedAt = new Date();
-          const c = await tx.findOneOrFail(Connection, { id: connection.id });
-          // A run overtaken by a newer one leaves the connection as the newer run set it.
-          if (failure.code === SUPERSEDED) return;
-          c.status = statusAfterFailure(failure.code, c.credentialKind);
-          c.lastDiscoveryAt = r.finishedAt;
-          c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
-          audit(tx, { label: principal.label } as Principal, {
-            workspaceId: c.workspace.id,
-            action: 'DISCOVER',
-            targetType: 'Connection',
-            targetId: c.nodeId,
-            after: { run: r.nodeId, trigger: r.trigger, outcome: r.outcome, errorCode: r.errorCode },
-          });
-        }),
-      );
+      try {
+        await this.recordFailure(run.id, connection.id, failure, principal, true);
+      } catch (recordErr) {
+        if (!isDatabaseTimeout(recordErr)) throw recordErr;
+        // The connection row stayed locked elsewhere: close the run at least, so it never stays
+        // RUNNING; the connection keeps its status until its next run.
+        logger.warn(
+          { connectionId, runId: run.id },
+          'connection row locked; failed run closed without its status',
+        );
+        await this.recordFailure(run.id, connection.id, failure, principal, false);
+      }
       // The status changed (FAILED, NEEDS_SIGN_IN): calls must see it on every instance.
       await this.onChanged(connection.id, connection.workspace.id).catch((e: unknown) =>
         logger.warn({ err: e }, 'cache notification failed'),
       );
       return { run: await orm.em.fork().findOneOrFail(DiscoveryRun, { id: run.id }), changed: [] };
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /**
+   * Closes a failed run, and (with `withConnection`) sets the connection's status and writes the
+   * audit row, in one short transaction. It holds a slot but not the connection's queue: it waits
+   * at most for the apply that holds the row lock (which never waits for anything in this process),
+   * and never longer than FAILURE_LOCK_WAIT_MS for a lock held elsewhere.
+   */
+  private async recordFailure(
+    runId: string,
+    connectionId: string,
+    failure: { code: string; message: string },
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+    withConnection: boolean,
+  ): Promise<void> {
+    await this.#admission.run(`failure:${runId}`, () =>
+      this.services.orm.em.fork().transactional(async (tx) => {
+        await tx.execute(`select set_config('lock_timeout', ?, true)`, [`${FAILURE_LOCK_WAIT_MS}ms`]);
+        const r = await tx.findOneOrFail(DiscoveryRun, { id: runId });
+        // Closed meanwhile (as interrupted, by an instance that took this one for dead).
+        if (r.outcome !== DiscoveryOutcome.RUNNING) return;
+        r.outcome = DiscoveryOutcome.FAILED;
+        r.errorCode = failure.code;
+        r.errorMessage = failure.message;
+        r.finishedAt = new Date();
+        // A run overtaken by a newer one leaves the connection as the newer run set it.
+        if (failure.code === SUPERSEDED || !withConnection) return;
+        const c = await tx.findOneOrFail(Connection, { id: connectionId });
+        c.status = statusAfterFailure(failure.code, c.credentialKind);
+        c.lastDiscoveryAt = r.finishedAt;
+        c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
+        audit(tx, { label: principal.label } as Principal, {
+          workspaceId: c.workspace.id,
+          action: 'DISCOVER',
+          targetType: 'Connection',
+          targetId: c.nodeId,
+          after: { run: r.nodeId, trigger: r.trigger, outcome: r.outcome, errorCode: r.errorCode },
+        });
+      }),
+    );
   }
 
   /** Plans and applies under the connection's row lock; returns the ids of added and changed operations. */
@@ -328,13 +404,20 @@ export class DiscoveryService {
     runId: string,
     listing: SourceListing,
     principal: Pick<Principal, 'label'> & Partial<Principal>,
+    deadlineAt: number,
   ): Promise<string[]> {
     return this.services.orm.em.fork().transactional(async (tx) => {
-      const connection = await tx.findOneOrFail(
-        Connection,
-        { id: connectionId },
-        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      // Bounded waits: a lock held elsewhere (another instance, a stuck session) ends this run
+      // at its deadline instead of holding a pool connection for good.
+      const remaining = `${Math.max(1, deadlineAt - Date.now())}ms`;
+      await tx.execute(
+        `select set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)`,
+        [remaining, remaining],
       );
+      // FOR NO KEY UPDATE, not FOR UPDATE: it serialises applies of this connection just the same,
+      // but does not block rows that merely reference the connection (a new run's insert, a turn).
+      await tx.execute(`select 1 from connection where id = ? for no key update`, [connectionId]);
+      const connection = await tx.findOneOrFail(Connection, { id: connectionId });
       const workspaceId = connection.workspace.id;
       // Sources are read outside the lock, so a slower, older run may arrive after a newer one
       // applied: it must not put the older listing back. Run ids are time-ordered (UUIDv7).
@@ -373,6 +456,12 @@ export class DiscoveryService {
       );
       const byId = new Map(stored.map((o) => [o.id, o]));
       const run = await tx.findOneOrFail(DiscoveryRun, { id: runId });
+      if (run.outcome !== DiscoveryOutcome.RUNNING) {
+        throw new AppError(
+          DISCOVERY_INTERRUPTED,
+          'this discovery was closed as interrupted before it could apply; nothing was changed',
+        );
+      }
       const runRef = tx.getReference(DiscoveryRun, runId, { wrapped: true });
       const changed: string[] = [];
 

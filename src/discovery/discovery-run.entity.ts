@@ -105,6 +105,10 @@ export class DiscoveryRun extends Node {
   @Property({ type: 'json', nullable: true })
   serverInfo: JsonObject | null = null;
 
+  /** The instance running it (Notifier.instanceId): a run of a dead instance is closed at start. */
+  @Property({ type: 'string', length: 64, nullable: true })
+  instanceId: string | null = null;
+
   constructor(connection: Ref<Connection>, trigger: DiscoveryTrigger, actor: string) {
     super();
     this.connection = connection;

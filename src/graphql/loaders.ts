@@ -7,6 +7,7 @@ import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
+import { ledgerOutcomeLoader } from '../turns/ledger-outcome.js';
 import { TurnCall } from '../turns/turn-call.entity.js';
 import { Turn } from '../turns/turn.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
@@ -119,6 +120,7 @@ export function createLoaders(em: EntityManager) {
     callsOfTurn: pageLoader(em, TurnCall, 'turn_call', 'turn_id'),
     turnsOfAssistant: pageLoader(em, Turn, 'turn', 'assistant_id', 'desc'),
     ledgerOfWorkspace: pageLoader(em, LedgerEntry, 'ledger_entry', 'workspace_id', 'desc'),
+    ledgerOutcome: ledgerOutcomeLoader(em),
     connectedToolsOfAssistant: new DataLoader<ChildPageKey, Connection[], string>(
       async (keys) => {
         const assistants = [...new Set(keys.map((k) => k.parentId))];

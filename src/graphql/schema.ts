@@ -10,6 +10,7 @@ import { OAuthResolver } from '../oauth/oauth.resolver.js';
 import { OperationResolver } from '../operations/operation.resolver.js';
 import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
 import { AssistantTurnsResolver, TurnResolver, WorkspaceLedgerResolver } from '../turns/turn.resolver.js';
+import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
 import { TurnCallDetailsResolver } from '../turns/call-details.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
@@ -27,6 +28,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   TurnResolver,
   AssistantTurnsResolver,
   WorkspaceLedgerResolver,
+  LedgerEntryResolver,
   ApiTokenResolver,
   TurnCallDetailsResolver,
 ];

@@ -16,6 +16,8 @@ export class Viewer {
   @Field(() => String)
   label!: string;
 
+  // RUNTIME sees only what its three mutations need (DESIGN.md rule 16): not its workspace.
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
   @Field(() => Workspace, { nullable: true, description: 'The workspace a CUSTOMER token is bound to.' })
   workspace!: Workspace | null;
 }
@@ -26,7 +28,8 @@ export class ViewerResolver {
   @Query(() => Viewer)
   async viewer(@Ctx() ctx: Context): Promise<Viewer> {
     const p = ctx.principal!;
-    const workspace = p.workspaceId ? await ctx.loaders.workspace.load(p.workspaceId) : null;
+    const workspace =
+      p.workspaceId && p.role !== Role.RUNTIME ? await ctx.loaders.workspace.load(p.workspaceId) : null;
     return { role: p.role, label: p.label, workspace };
   }
 

@@ -108,6 +108,8 @@ export interface ConversionResult {
   skipped: SkippedOperation[];
   /** What was dropped or guessed, for people reading the discovery run; never fatal. */
   diagnostics: string[];
+  /** Why no operation came out, when none did (for `EMPTY_TOOL_LIST`); otherwise `null`. */
+  emptyReason: string | null;
 }
 
 export interface ConvertOptions {
@@ -746,6 +748,18 @@ class Converter {
     return all;
   }
 
+  /**
+   * A numeric bound, or `undefined`. A bound beyond ±2^53 (OpenAI's `seed`:
+   * `maximum: 9223372036854775807`) was already rounded when the document was parsed, so it may sit
+   * on the wrong side of the declared limit: it is dropped, never rounded.
+   */
+  private bound(value: unknown, keyword: string): number | undefined {
+    const n = finite(value);
+    if (n === undefined || Math.abs(n) <= Number.MAX_SAFE_INTEGER) return n;
+    this.diag(`a ${keyword} beyond ±2^53 cannot be represented exactly; it was dropped`);
+    return undefined;
+  }
+
   private copyKeywords(sources: readonly Obj[], schema: JsonObject): void {
     const kw = gatherKeywords(sources);
     if (typeof kw.description === 'string') {
@@ -765,19 +779,19 @@ class Converter {
       const json = toJson(kw.default);
       if (json !== undefined) schema.default = json;
     }
-    const minimum = finite(kw.minimum);
-    const maximum = finite(kw.maximum);
+    const minimum = this.bound(kw.minimum, 'minimum');
+    const maximum = this.bound(kw.maximum, 'maximum');
     // OpenAPI 3.0 and Swagger 2 write exclusive bounds as booleans beside the bound.
     if (kw.exclusiveMinimum === true && minimum !== undefined) schema.exclusiveMinimum = minimum;
     else {
       if (minimum !== undefined) schema.minimum = minimum;
-      const value = finite(kw.exclusiveMinimum);
+      const value = this.bound(kw.exclusiveMinimum, 'exclusiveMinimum');
       if (value !== undefined) schema.exclusiveMinimum = value;
     }
     if (kw.exclusiveMaximum === true && maximum !== undefined) schema.exclusiveMaximum = maximum;
     else {
       if (maximum !== undefined) schema.maximum = maximum;
-      const value = finite(kw.exclusiveMaximum);
+      const value = this.bound(kw.exclusiveMaximum, 'exclusiveMaximum');
       if (value !== undefined) schema.exclusiveMaximum = value;
     }
     const multipleOf = finite(kw.multipleOf);
@@ -1420,7 +1434,19 @@ export function convertDescription(
   }
   const c = new Converter(root, limits);
   const builder = new OperationBuilder(c, version);
+  const vendorPaths = own(root, 'x-ms-paths');
+  if (isObj(vendorPaths) && Object.keys(vendorPaths).length > 0)
+    c.diag(
+      `x-ms-paths holds ${Object.keys(vendorPaths).length} path items; vendor extensions are not part of OpenAPI and were ignored`,
+    );
+  let pathItemsSeen = 0;
+  let methodsSeen = 0;
   const rootBase = override ?? documentBase(c, root, version, descriptionUrl);
+  if (override === null) {
+    const why = uncallableBase(root, rootBase);
+    if (why !== null)
+      c.diag(`no callable base address: ${why}; an admin must set base_url to the API's https:// address`);
+  }
 
   const operations: ConvertedOperation[] = [];
   const skipped: SkippedOperation[] = [];
@@ -1435,8 +1461,10 @@ export function convertDescription(
       c.diag(`path ${JSON.stringify(path)} is not an object; ignored`);
       continue;
     }
+    pathItemsSeen++;
     for (const key of Object.keys(pathItem)) {
       if (!Object.hasOwn(METHODS, key)) continue;
+      methodsSeen++;
       const method = METHODS[key] as HttpMethod;
       const op = pathItem[key];
       const operationId = isObj(op) ? ownString(op, 'operationId')?.trim() : undefined;
@@ -1508,7 +1536,60 @@ export function convertDescription(
       `The description gives no base address for ${missingBase} (no servers, no host) and was not fetched from an address; set base_url to the API's https:// address.`,
     );
   }
-  return { version, operations, skipped, diagnostics: c.finishDiagnostics() };
+  return {
+    version,
+    operations,
+    skipped,
+    diagnostics: c.finishDiagnostics(),
+    emptyReason:
+      operations.length > 0
+        ? null
+        : emptyReason(
+            pathItemsSeen,
+            methodsSeen,
+            skipped,
+            isObj(vendorPaths) ? Object.keys(vendorPaths).length : 0,
+          ),
+  };
+}
+
+/**
+ * Why the description's own base address cannot be called, or `null`: plain `http` (calls need
+ * `https`), or a placeholder host such as Azure's `x-ms-parameterized-host` with `host: azure.local`.
+ */
+function uncallableBase(root: Obj, base: string | null): string | null {
+  if (base === null) return null;
+  if (isObj(own(root, 'x-ms-parameterized-host')))
+    return `the host is parameterized (x-ms-parameterized-host) and ${JSON.stringify(base)} is a placeholder`;
+  let host: string;
+  try {
+    host = new URL(base).hostname;
+  } catch {
+    return null;
+  }
+  if (/\.(local|example|invalid|test)$/i.test(host) || host === 'localhost')
+    return `${JSON.stringify(base)} is a placeholder host`;
+  if (base.startsWith('http://'))
+    return `the description offers only ${JSON.stringify(base)}, which is not https`;
+  return null;
+}
+
+/** One line saying why a description gave no operation. */
+function emptyReason(
+  pathItems: number,
+  methods: number,
+  skipped: readonly SkippedOperation[],
+  vendorPaths: number,
+): string {
+  const vendor =
+    vendorPaths > 0 ? ` (its ${vendorPaths} x-ms-paths items are a vendor extension and are not read)` : '';
+  if (pathItems === 0) return `the description has no paths${vendor}`;
+  if (methods === 0)
+    return `its ${pathItems} path item${pathItems === 1 ? ' has' : 's have'} no operations (no get, put, post, patch or delete)${vendor}`;
+  const counts = new Map<string, number>();
+  for (const s of skipped) counts.set(s.reason, (counts.get(s.reason) ?? 0) + 1);
+  const parts = [...counts].map(([reason, n]) => `${n} ${reason.toLowerCase()}`);
+  return `all ${methods} operations were skipped (${parts.join(', ')})${vendor}`;
 }
 
 function describeOperation(op: Obj, label: string, max: number): string {
@@ -1559,7 +1640,16 @@ function documentBase(
   return trimSlash(url);
 }
 
-/** `servers[0].url` with its variables replaced by their defaults, resolved against the description's address. */
+/**
+ * The base address among the URLs a `servers` list resolves to (in document order): the first
+ * `https` one, else the first. One pure rule, so that whoever asks which origin an operation's
+ * credential goes to gets the same answer as the call.
+ */
+export function chooseServer(urls: readonly string[]): string | null {
+  return urls.find((u) => u.startsWith('https://')) ?? urls[0] ?? null;
+}
+
+/** The chosen server of a `servers` list (see `chooseServer`), each resolved with its variables' defaults. */
 function serverBase(
   c: Converter,
   servers: unknown,
@@ -1567,10 +1657,25 @@ function serverBase(
   where: string,
 ): string | null {
   if (!Array.isArray(servers) || servers.length === 0) return null;
-  const server: unknown = servers[0];
+  const urls: string[] = [];
+  servers.forEach((server: unknown, i) => {
+    const url = resolveServer(c, server, descriptionUrl, where, i);
+    if (url !== null) urls.push(url);
+  });
+  return chooseServer(urls);
+}
+
+/** `servers[i].url` with its variables replaced by their defaults, resolved against the description's address. */
+function resolveServer(
+  c: Converter,
+  server: unknown,
+  descriptionUrl: string | null,
+  where: string,
+  i: number,
+): string | null {
   const template = isObj(server) ? ownString(server, 'url') : undefined;
   if (server === undefined || !isObj(server) || template === undefined) {
-    c.diag(`${where}: servers[0] has no "url"; ignored`);
+    c.diag(`${where}: servers[${i}] has no "url"; ignored`);
     return null;
   }
   const variables = own(server, 'variables');
@@ -1583,7 +1688,7 @@ function serverBase(
     return '';
   });
   if (unresolved.length > 0) {
-    c.diag(`${where}: server variable {${unresolved[0]}} has no default; servers[0] ignored`);
+    c.diag(`${where}: server variable {${unresolved[0]}} has no default; servers[${i}] ignored`);
     return null;
   }
   const url = httpUrl(text, descriptionUrl);

@@ -10,6 +10,10 @@ import { CallStatus } from './turn-call.entity.js';
  * Append-only record of a side-effecting (WRITE) call, whatever its outcome. A trigger refuses
  * UPDATE and DELETE. It holds plain ids rather than foreign keys, so that deleting an operation
  * or connection never needs to touch it.
+ *
+ * Since the ledger-outcome migration a row is the call's *intent*, written with status RUNNING
+ * before the request goes out; its outcome is a `ledger_outcome` row (see LedgerEntryResolver,
+ * which shows the two as one entry). Older rows carry their final status themselves.
  */
 @Entity({ tableName: 'ledger_entry' })
 @Index({ properties: ['workspaceId', 'id'] })
@@ -52,23 +56,31 @@ export class LedgerEntry extends Node {
   @Property({ type: 'json' })
   arguments: JsonObject;
 
-  @Field(() => CallStatus)
+  /** As written with the row: RUNNING for an intent; the final status on rows older than intents. */
   @Enum({ items: () => CallStatus })
   status: CallStatus;
 
-  @Field(() => Int)
   @Property({ type: 'integer' })
   attempts: number;
 
-  @Field(() => String, { nullable: true })
   @Property({ type: 'text', nullable: true })
   message: string | null;
 
-  @Field(() => Date)
+  @Field(() => Int, { nullable: true, description: "The call's seq within its turn." })
+  @Property({ type: 'integer', nullable: true })
+  callSeq: number | null = null;
+
+  @Field(() => String, { nullable: true, description: 'The name the model called.' })
+  @Property({ type: 'string', length: 200, nullable: true })
+  declaredName: string | null = null;
+
+  @Field(() => Date, { description: 'When the intent was written, before the request went out.' })
   @Property({ type: 'datetime' })
   createdAt: Date & Opt = new Date();
 
-  constructor(init: Omit<LedgerEntry, 'id' | 'createdAt' | 'nodeId' | 'turnCallNodeId'>) {
+  constructor(
+    init: Omit<LedgerEntry, 'id' | 'createdAt' | 'nodeId' | 'turnCallNodeId' | 'callSeq' | 'declaredName'>,
+  ) {
     super();
     this.workspaceId = init.workspaceId;
     this.assistantId = init.assistantId;

@@ -19,8 +19,22 @@ export enum CallStatus {
   REJECTED = 'REJECTED',
   /** Unknown name, or a gate is off. */
   UNAVAILABLE = 'UNAVAILABLE',
+  /**
+   * Records only, never a callTool answer: a WRITE whose request may have reached the tool server,
+   * but whose outcome was never stored (the database failed during the call, or the service died).
+   * Closed by the ledger sweep; an operator reconciles it with the tool's own records.
+   */
+  OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN',
 }
-registerEnumType(CallStatus, { name: 'CallStatus' });
+registerEnumType(CallStatus, {
+  name: 'CallStatus',
+  valuesConfig: {
+    OUTCOME_UNKNOWN: {
+      description:
+        'Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See README, "The ledger".',
+    },
+  },
+});
 
 /** One tool call in a turn. History outlives a deleted operation: the key is kept as a string. */
 @Entity({ tableName: 'turn_call' })

@@ -152,7 +152,10 @@ export class CallToolPayload {
       'True when the call is on record (its TurnCall and, for a WRITE, its ledger row) before this answer. ' +
       'False when the platform could not store the record, for example while its database is down: the ' +
       "result is still the tool's real result, and callId (when given) is the id its record will have. " +
-      'Also false for calls refused without any record (the turn has finished, the tools could not be read).',
+      'A WRITE is sent only after its ledger intent is stored, so a WRITE that ran always has a ledger entry; ' +
+      'its outcome is retried in the background, or closed as OUTCOME_UNKNOWN by the ledger sweep (README, ' +
+      '"The ledger"). Also false for calls refused without any record (the turn has finished, the tools ' +
+      'could not be read).',
   })
   recorded!: boolean;
 

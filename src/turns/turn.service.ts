@@ -9,7 +9,7 @@
  *   atomic. Every failure is a result for the model.
  * - Discovery is never called from here.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
 import { uuidv7 } from '../db/ids.js';
@@ -81,7 +81,7 @@ with t as (
 )
 select e.seq, ${NOTIFY} from e`;
 
-const CALL_START_SQL = `
+const CALL_START_CTES = `
 with s as (
   update turn set call_seq = call_seq + 1 where id = ? and finished_at is null
   returning id, call_seq, workspace_id, assistant_id, conversation_id
@@ -90,8 +90,24 @@ with s as (
   select workspace_id, assistant_id, conversation_id, id, ?::uuid, 'CALL_STARTED',
          jsonb_build_object('seq', call_seq) || ?::jsonb, now() from s
   returning seq, workspace_id
-)
+)`;
+
+const CALL_START_SQL = `${CALL_START_CTES}
 select s.call_seq, ${NOTIFY} from s, e`;
+
+/**
+ * A WRITE's start also writes its ledger intent (status RUNNING), in the same statement: the
+ * request goes out only after this commits, so a WRITE that may have reached a tool server always
+ * has a ledger row, whatever happens to the database afterwards.
+ */
+const CALL_START_WRITE_SQL = `${CALL_START_CTES}, l as (
+  insert into ledger_entry (id, workspace_id, assistant_id, turn_id, turn_call_id, connection_id, operation_id,
+                            operation_key, arguments, status, attempts, message, call_seq, declared_name, created_at)
+  select ?, workspace_id, assistant_id, id, ?::uuid, ?::uuid, ?::uuid, ?, ?::jsonb, 'RUNNING', 0, null, call_seq, ?, now()
+  from s
+  returning id
+)
+select s.call_seq, ${NOTIFY} from s, e, l`;
 
 const CALL_FINISH_SQL = `
 with c as (
@@ -100,9 +116,9 @@ with c as (
   values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, now())
   returning id
 ), l as (
-  insert into ledger_entry (id, workspace_id, assistant_id, turn_id, turn_call_id, connection_id, operation_id,
-                            operation_key, arguments, status, attempts, message, created_at)
-  select ?, ?, ?, ?, c.id, ?::uuid, ?::uuid, ?, ?::jsonb, ?, ?, ?, now() from c where ?::boolean
+  insert into ledger_outcome (id, ledger_entry_id, workspace_id, status, attempts, message, closed_by, created_at)
+  select ?, ?::uuid, ?, ?, ?, ?, 'CALL', now() from c where ?::boolean
+  on conflict (ledger_entry_id) do nothing
   returning id
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
@@ -144,13 +160,22 @@ with t as (
 )
 select e.seq, ${NOTIFY} from e`;
 
+/**
+ * Background retries of a call's record after the two immediate tries failed: about 30 s in all,
+ * well inside LEDGER_SWEEP_AFTER_MS, so the sweep never races a retry that could still land.
+ */
+export const DEFAULT_RECORD_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
+
 export class TurnService {
   readonly #turns = new Map<string, TurnState>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #closed = false;
 
   constructor(
     private readonly services: Services,
     private readonly cache: ToolCache,
     private readonly maxTurns: number = DEFAULT_TURN_STATE_MAX,
+    private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,
   ) {}
 
   get #orm(): MikroORM {
@@ -296,25 +321,31 @@ export class TurnService {
     }
 
     const callId = uuidv7();
+    // A WRITE that will be dispatched gets a ledger intent before its request can go out.
+    const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
+    const argsJson = storableJsonText(checked.json);
+    const startParams: unknown[] = [
+      turnId,
+      callId,
+      storableJson({
+        name,
+        operationKey: op?.key ?? null,
+        risk: op?.risk ?? null,
+        ...eventArguments(args),
+      }),
+    ];
+    if (intentId !== null)
+      startParams.push(intentId, callId, op!.connection.id, op!.id, op!.key, argsJson, name);
     const startP = this.#orm.em
       .getConnection()
-      .execute<{ call_seq: number }[]>(CALL_START_SQL, [
-        turnId,
-        callId,
-        storableJson({
-          name,
-          operationKey: op?.key ?? null,
-          risk: op?.risk ?? null,
-          ...eventArguments(args),
-        }),
-      ])
+      .execute<{ call_seq: number }[]>(intentId !== null ? CALL_START_WRITE_SQL : CALL_START_SQL, startParams)
       .then((rows) => rows[0]?.call_seq ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
 
     // A WRITE goes out only once its call is on record, so no side effect can go unrecorded. A READ
     // goes out at once: the CALL_STARTED statement runs while the tool works.
     let seq: number | null = null;
-    if (op?.risk === 'WRITE' && !early) {
+    if (intentId !== null) {
       try {
         seq = await startP;
       } catch (err) {
@@ -389,8 +420,7 @@ export class TurnService {
     }
     await progress.drain();
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
-    const isWrite = op?.risk === 'WRITE';
-    const argsJson = storableJsonText(checked.json);
+    const isWrite = intentId !== null;
     const message = storableText(result.message);
     const params = [
       // turn_call
@@ -409,15 +439,10 @@ export class TurnService {
       durationMs,
       op?.risk ?? null,
       started,
-      // ledger_entry (WRITE only)
+      // ledger_outcome (WRITE only)
       uuidv7(),
+      intentId,
       turn.workspaceId,
-      turn.assistantId,
-      turnId,
-      op?.connection.id ?? null,
-      op?.id ?? null,
-      op?.key ?? '',
-      argsJson,
       result.status,
       result.attempts,
       message,
@@ -441,21 +466,59 @@ export class TurnService {
         progress: progress.record(),
       }),
     ];
-    // One retry: a WRITE's ledger row matters more than a few milliseconds.
-    let recorded = false;
-    for (let attempt = 1; attempt <= 2 && !recorded; attempt++) {
-      try {
-        await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, params);
-        recorded = true;
-      } catch (err) {
-        if (attempt === 2)
-          this.services.logger.error(
-            { err, turnId, name, status: result.status, write: isWrite },
-            'could not record a tool call',
-          );
-      }
+    // One retry at once; then the runtime is told (recorded: false) and a bounded number of
+    // retries continue in the background. A WRITE's intent is already stored: if none of them
+    // lands, the ledger sweep closes it as OUTCOME_UNKNOWN.
+    let recorded = await this.#recordFinish(params);
+    if (!recorded) recorded = await this.#recordFinish(params);
+    if (!recorded) {
+      this.services.logger.error(
+        { turnId, callId, name, status: result.status, write: isWrite },
+        'could not record a tool call; retrying in the background',
+      );
+      this.#recordLater(params, { turnId, callId, name, write: isWrite }, 0);
     }
     return { ...result, durationMs, callId, seq, recorded };
+  }
+
+  /** Runs the finish statement; true once the call is on record (also when an earlier try landed). */
+  async #recordFinish(params: unknown[]): Promise<boolean> {
+    try {
+      await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, params);
+      return true;
+    } catch (err) {
+      // A try whose commit landed but whose answer was lost: the TurnCall is there.
+      if (err instanceof UniqueConstraintViolationException) return true;
+      this.services.logger.warn({ err }, 'recording a tool call failed');
+      return false;
+    }
+  }
+
+  #recordLater(params: unknown[], about: Record<string, unknown>, retry: number): void {
+    const delay = this.recordRetryDelaysMs[retry];
+    if (delay === undefined) {
+      this.services.logger.error(
+        about,
+        'gave up recording a tool call; a WRITE keeps its ledger intent, which the sweep closes as OUTCOME_UNKNOWN',
+      );
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      void this.#recordFinish(params).then((ok) => {
+        if (ok) this.services.logger.warn({ ...about, retry: retry + 1 }, 'a tool call was recorded late');
+        else if (!this.#closed) this.#recordLater(params, about, retry + 1);
+      });
+    }, delay);
+    timer.unref();
+    this.#timers.add(timer);
+  }
+
+  /** Stops the background retries (shutdown); the ledger sweep closes what they leave. */
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
   }
 
   /** Records a call whose arguments broke a limit, and gives the model a REJECTED result. */

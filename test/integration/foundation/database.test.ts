@@ -43,6 +43,33 @@ describe('ledger_entry', () => {
   });
 });
 
+describe('ledger_outcome', () => {
+  it('should refuse UPDATE, DELETE and TRUNCATE, and a second outcome for one intent', async () => {
+    const conn = t.app.services.orm.em.getConnection();
+    const id = randomUUID();
+    const intent = randomUUID();
+    await conn.execute(
+      `insert into ledger_outcome (id, ledger_entry_id, workspace_id, status, attempts, closed_by, created_at)
+       values (?, ?, ?, 'SUCCEEDED', 1, 'CALL', now())`,
+      [id, intent, randomUUID()],
+    );
+    await expect(conn.execute(`update ledger_outcome set attempts = 2 where id = ?`, [id])).rejects.toThrow(
+      /ledger_outcome is append-only: UPDATE/,
+    );
+    await expect(conn.execute(`delete from ledger_outcome where id = ?`, [id])).rejects.toThrow(
+      /ledger_outcome is append-only: DELETE/,
+    );
+    await expect(conn.execute(`truncate ledger_outcome`)).rejects.toThrow(/append-only: TRUNCATE/);
+    await expect(
+      conn.execute(
+        `insert into ledger_outcome (id, ledger_entry_id, workspace_id, status, attempts, closed_by, created_at)
+         values (?, ?, ?, 'OUTCOME_UNKNOWN', 0, 'SWEEP', now())`,
+        [randomUUID(), intent, randomUUID()],
+      ),
+    ).rejects.toThrow(/ledger_outcome_ledger_entry_id_unique/);
+  });
+});
+
 describe('connections { operations } page', () => {
   async function seed(count: number): Promise<string> {
     const em = t.app.services.orm.em.fork();

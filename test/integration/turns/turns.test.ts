@@ -143,6 +143,7 @@ describe('calls', () => {
         status: 'SUCCEEDED',
         attempts: 1,
         message: null,
+        outcomeBy: 'CALL',
       },
     ]);
     expect(ledger.workspace.ledger.nodes.some((l) => l.operationKey === 'connector.crm.lookup')).toBe(false);

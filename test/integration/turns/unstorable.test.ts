@@ -3,6 +3,7 @@
  * still recorded, a WRITE still has its ledger row, and the tool still gets exactly what the model sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LedgerSweep } from '../../../src/turns/ledger-sweep.js';
 import { LedgerDocument, TurnCallsDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
@@ -17,6 +18,14 @@ const FFFD = '\ufffd';
 const TOOLS: PeerTool[] = [
   { name: 'pay', description: 'Pays (a WRITE)' },
   { name: 'look', description: 'Looks (a READ)', annotations: { readOnlyHint: true } },
+  {
+    name: 'slow_pay',
+    description: 'Pays, slowly',
+    handler: async () => {
+      await new Promise((r) => setTimeout(r, 1_500));
+      return { content: [{ type: 'text', text: 'paid' }] };
+    },
+  },
   {
     name: 'nul_text',
     annotations: { readOnlyHint: true },
@@ -65,6 +74,39 @@ async function ledgerOf(callId: string) {
   const led = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
   return led.workspace.ledger.nodes.filter((n) => n.turnCallId === callId);
 }
+
+describe('the ledger: intent before the request, outcome after', () => {
+  it('should show a WRITE as RUNNING while it is in flight, leave it to the sweep only when overdue, then show its outcome', async () => {
+    const turn = await begin(t, w, 'intent');
+    const pending = call(t, w, turn.turnId, 'pay__slow_pay', { amount: 5 });
+    const deadline = Date.now() + 10_000;
+    while (received('slow_pay').length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    // The request is out, so its intent is stored: the ledger shows it running.
+    const during = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
+    const running = during.workspace.ledger.nodes.filter((n) => n.operationKey === 'connector.pay.slow_pay');
+    expect(running).toEqual([
+      expect.objectContaining({ status: 'RUNNING', outcomeBy: null, arguments: { amount: 5 } }),
+    ]);
+    // A sweep closes only intents older than its threshold: an in-flight call is left alone.
+    const sweep = new LedgerSweep(t.app.services.orm, t.app.services.logger, {
+      afterMs: 60_000,
+      everyMs: 60_000,
+    });
+    expect(await sweep.runOnce()).toBe(0);
+    const res = await pending;
+    expect(res).toMatchObject({ ok: true, status: 'SUCCEEDED', recorded: true });
+    const after = await ledgerOf(res.callId!);
+    expect(after).toEqual([expect.objectContaining({ status: 'SUCCEEDED', attempts: 1, outcomeBy: 'CALL' })]);
+    expect(await sweep.runOnce()).toBe(0);
+    // Intent and outcome are two append-only rows.
+    const rows = await sql<{ intent: string; outcome: string; by: string }>(
+      `select l.status as intent, o.status as outcome, o.closed_by as by from ledger_entry l join ledger_outcome o on o.ledger_entry_id = l.id where l.turn_call_id = ?`,
+      [rawId(res.callId!)],
+    );
+    expect(rows).toEqual([{ intent: 'RUNNING', outcome: 'SUCCEEDED', by: 'CALL' }]);
+  });
+});
 
 describe('text PostgreSQL cannot store', () => {
   it('should pass NUL and lone surrogates to the tool unchanged and record the WRITE with U+FFFD', async () => {
@@ -139,12 +181,12 @@ describe('text PostgreSQL cannot store', () => {
     },
   );
 
-  it('should record a model-given tool name with NUL in it', async () => {
+  it('should refuse a tool name with NUL at the edge (the name is a String; only arguments are exempt)', async () => {
     const turn = await begin(t, w, 'nul-name');
-    const res = await call(t, w, turn.turnId, `pay${NUL}__pay`, {});
-    expect(res).toMatchObject({ ok: false, status: 'UNAVAILABLE', recorded: true });
+    const res = await callRaw(turn.turnId, `pay${NUL}__pay`, '{}');
+    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
     const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-    expect(calls.turn.calls.nodes.map((c) => c.declaredName)).toEqual([`pay${FFFD}__pay`]);
+    expect(calls.turn.calls.nodes).toEqual([]);
   });
 });
 

@@ -1,0 +1,154 @@
+/**
+ * The ledger invariant under a database outage (DESIGN.md rule 14): PostgreSQL is killed while a
+ * WRITE is at the tool server. The runtime gets the tool's real result and `recorded: false`; the
+ * tool ran exactly once; after PostgreSQL and the service restart, the WRITE's ledger intent is
+ * there and closed as OUTCOME_UNKNOWN, with a TurnCall and the event that closes its CALL_STARTED.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../src/db/embedded.js';
+import { LedgerDocument, TurnCallsDocument } from '../../generated/graphql.js';
+import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { rawId } from '../../support/ids.js';
+import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
+import { begin, buildWorld, call, connectTools, sleep } from '../../support/turns.js';
+
+let dir = '';
+let pg: EmbeddedPostgres | null = null;
+let peer: SdkServerHandle | null = null;
+const apps: TestApp[] = [];
+
+afterAll(async () => {
+  for (const app of apps) await app.stop().catch(() => undefined);
+  await peer?.close();
+  await pg?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function killPostmaster(dataDir: string): Promise<void> {
+  const state = JSON.parse(await readFile(join(dataDir, 'embedded-postgres.json'), 'utf8')) as {
+    pgdata: string;
+  };
+  const pid = Number((await readFile(join(state.pgdata, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  process.kill(pid, 'SIGKILL');
+}
+
+/** The old backends exit once they see their postmaster gone; until then a new one may refuse to start. */
+async function restartPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEmbeddedPostgres(dataDir);
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await sleep(500);
+    }
+  }
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}
+
+describe('a WRITE while PostgreSQL dies', () => {
+  it(
+    'should give the runtime the real result with recorded: false, run the tool once, and close the intent as OUTCOME_UNKNOWN after restart',
+    { timeout: 180_000 },
+    async () => {
+      dir = await mkdtemp(join(tmpdir(), 'ct-ledger-outage-'));
+      pg = await startEmbeddedPostgres(dir);
+      let ran = 0;
+      peer = await startSdkServer({
+        stateful: false,
+        json: true,
+        tools: [
+          {
+            name: 'transfer',
+            description: 'Moves money (a WRITE that takes 3 s)',
+            handler: async () => {
+              ran++;
+              await sleep(3_000);
+              return { content: [{ type: 'text', text: 'transferred 100 EUR' }] };
+            },
+          },
+        ],
+      });
+      const env = { LEDGER_SWEEP_AFTER_MS: '1000' };
+      const first = await startTestApp({ databaseUrl: pg.url, env });
+      apps.push(first);
+      const w = await buildWorld(first, peer.url, 'Bank', 10_000);
+      await connectTools(first, w);
+      const turn = await begin(first, w, 'outage');
+
+      const pending = call(first, w, turn.turnId, 'bank__transfer', { amount: 100, to: 'DE00' });
+      // The request is at the tool server (so its intent is stored): the database dies now.
+      await until(() => ran === 1, 20_000);
+      await sleep(1_000);
+      await killPostmaster(dir);
+      const result = await pending;
+
+      expect(result).toMatchObject({
+        ok: true,
+        status: 'SUCCEEDED',
+        recorded: false,
+        content: [{ type: 'text', text: 'transferred 100 EUR' }],
+      });
+      expect(result.callId).not.toBeNull();
+
+      await first.stop();
+      apps.length = 0;
+      await pg.stop();
+      pg = await restartPostgres(dir);
+      const second = await startTestApp({ databaseUrl: pg.url, env });
+      apps.push(second);
+      const admin = await second.token(Role.ADMIN);
+
+      // The sweep ran at start: the intent has its OUTCOME_UNKNOWN outcome.
+      const ledger = await second.ok(LedgerDocument, { id: w.workspaceId }, admin);
+      expect(ledger.workspace.ledger.nodes).toEqual([
+        {
+          turnCallId: result.callId,
+          operationKey: 'connector.bank.transfer',
+          arguments: { amount: 100, to: 'DE00' },
+          status: 'OUTCOME_UNKNOWN',
+          attempts: 0,
+          message: expect.stringMatching(/never recorded/),
+          outcomeBy: 'SWEEP',
+        },
+      ]);
+      const calls = await second.ok(TurnCallsDocument, { id: turn.turnId }, admin);
+      expect(calls.turn.calls.nodes).toEqual([
+        expect.objectContaining({
+          seq: 1,
+          declaredName: 'bank__transfer',
+          status: 'OUTCOME_UNKNOWN',
+          risk: 'WRITE',
+          arguments: { amount: 100, to: 'DE00' },
+        }),
+      ]);
+      const events = await second.app.services.orm.em
+        .getConnection()
+        .execute<{ type: string; status: string | null }[]>(
+          `select type, payload->>'status' as status from turn_event where call_id = ? order by seq`,
+          [rawId(result.callId!)],
+        );
+      expect(events).toEqual([
+        { type: 'CALL_STARTED', status: null },
+        { type: 'CALL_FINISHED', status: 'OUTCOME_UNKNOWN' },
+      ]);
+      // A second sweep finds nothing more to close.
+      const again = await second.app.services.orm.em
+        .getConnection()
+        .execute<{ n: string }[]>(`select count(*) as n from ledger_outcome`);
+      expect(Number(again[0]!.n)).toBe(1);
+      // The tool ran exactly once: no retry of a WRITE, no replay after the restart.
+      expect(ran).toBe(1);
+      expect(peer.count('tools/call')).toBe(1);
+    },
+  );
+});

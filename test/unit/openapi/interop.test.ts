@@ -1,0 +1,194 @@
+/**
+ * Issue 14, item 5: what real public descriptions taught (AWS server order, Swagger schemes, OpenAI's
+ * 64-bit `seed`, Twilio SCIM's path items without operations, Azure's parameterized host).
+ */
+import { describe, expect, it } from 'vitest';
+import { chooseServer, convertDescription } from '../../../src/openapi/convert.js';
+
+const ok = { responses: { '200': { description: 'ok' } } };
+
+function oas(
+  extra: Record<string, unknown>,
+  paths: Record<string, unknown> = { '/x': { get: { operationId: 'x', ...ok } } },
+) {
+  return { openapi: '3.0.3', info: { title: 't', version: '1' }, paths, ...extra };
+}
+
+describe('choosing the base address', () => {
+  it.each<[string[], string | null]>([
+    [['http://a.example.com', 'https://b.example.com'], 'https://b.example.com'],
+    [['https://a.example.com', 'https://b.example.com'], 'https://a.example.com'],
+    [['http://a.example.com'], 'http://a.example.com'],
+    [[], null],
+  ])('should take the first https server of %j', (urls, chosen) => {
+    expect(chooseServer(urls)).toBe(chosen);
+  });
+
+  it('should prefer a later https server over an http servers[0] (an AWS description)', () => {
+    const result = convertDescription(
+      oas({
+        servers: [
+          { url: 'http://ec2.us-east-1.amazonaws.com' },
+          { url: 'https://ec2.us-east-1.amazonaws.com' },
+        ],
+      }),
+      null,
+      null,
+    );
+    expect(result.operations[0]!.binding.baseUrl).toBe('https://ec2.us-east-1.amazonaws.com');
+    expect(result.diagnostics.join('\n')).not.toContain('no callable base address');
+  });
+
+  it('should prefer https from Swagger schemes [http, https]', () => {
+    const result = convertDescription(
+      {
+        swagger: '2.0',
+        info: { title: 't', version: '1' },
+        host: 'api.example.com',
+        schemes: ['http', 'https'],
+        paths: { '/x': { get: { operationId: 'x', ...ok } } },
+      },
+      null,
+      null,
+    );
+    expect(result.operations[0]!.binding.baseUrl).toBe('https://api.example.com');
+  });
+
+  it('should say when the only server is plain http', () => {
+    const result = convertDescription(oas({ servers: [{ url: 'http://api.example.com/v1' }] }), null, null);
+    expect(result.diagnostics).toContain(
+      'no callable base address: the description offers only "http://api.example.com/v1", which is not https; an admin must set base_url to the API\'s https:// address',
+    );
+  });
+
+  it("should say when the host is Azure's placeholder for x-ms-parameterized-host", () => {
+    const result = convertDescription(
+      {
+        swagger: '2.0',
+        info: { title: 't', version: '1' },
+        host: 'azure.local',
+        schemes: ['https'],
+        'x-ms-parameterized-host': {
+          hostTemplate: '{endpoint}',
+          parameters: [{ name: 'endpoint', in: 'path', required: true, type: 'string' }],
+        },
+        paths: { '/x': { get: { operationId: 'x', ...ok } } },
+      },
+      null,
+      null,
+    );
+    expect(result.diagnostics.join('\n')).toMatch(
+      /no callable base address: the host is parameterized \(x-ms-parameterized-host\)/,
+    );
+    // The connection's own base_url is callable: no diagnostic then.
+    const fixed = convertDescription(
+      {
+        swagger: '2.0',
+        info: { title: 't', version: '1' },
+        host: 'azure.local',
+        'x-ms-parameterized-host': {},
+        paths: { '/x': { get: { operationId: 'x', ...ok } } },
+      },
+      null,
+      'https://myaccount.example.com',
+    );
+    expect(fixed.diagnostics.join('\n')).not.toContain('no callable base address');
+    expect(fixed.operations[0]!.binding.baseUrl).toBe('https://myaccount.example.com');
+  });
+});
+
+describe('integer bounds beyond ±2^53', () => {
+  it("should drop OpenAI's seed bounds rather than round them", () => {
+    const doc = oas(
+      { servers: [{ url: 'https://api.example.com' }] },
+      {
+        '/c': {
+          post: {
+            operationId: 'create',
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      seed: {
+                        type: 'integer',
+                        // As JSON.parse reads them from the description's text.
+                        minimum: Number('-9223372036854775808'),
+                        maximum: Number('9223372036854775807'),
+                      },
+                      n: { type: 'integer', minimum: 1, maximum: 128 },
+                    },
+                  },
+                },
+              },
+            },
+            ...ok,
+          },
+        },
+      },
+    );
+    const result = convertDescription(doc, null, null);
+    const props = result.operations[0]!.inputSchema.properties as Record<string, Record<string, unknown>>;
+    expect(props.seed).toEqual({ type: 'integer' });
+    expect(props.n).toMatchObject({ minimum: 1, maximum: 128 });
+    expect(result.diagnostics).toContain(
+      'a maximum beyond ±2^53 cannot be represented exactly; it was dropped',
+    );
+    expect(result.diagnostics).toContain(
+      'a minimum beyond ±2^53 cannot be represented exactly; it was dropped',
+    );
+  });
+});
+
+describe('descriptions without operations', () => {
+  it('should say why: path items without operations (Twilio SCIM)', () => {
+    const result = convertDescription(
+      oas(
+        { servers: [{ url: 'https://api.example.com' }] },
+        { '/Users': { parameters: [] }, '/Groups': { summary: 'groups' } },
+      ),
+      null,
+      null,
+    );
+    expect(result.operations).toEqual([]);
+    expect(result.emptyReason).toBe(
+      'its 2 path items have no operations (no get, put, post, patch or delete)',
+    );
+  });
+
+  it('should ignore x-ms-paths with a diagnostic, and name it in the reason', () => {
+    const result = convertDescription(
+      oas(
+        {
+          servers: [{ url: 'https://api.example.com' }],
+          'x-ms-paths': { '/a?op=1': { get: { operationId: 'a', ...ok } } },
+        },
+        {},
+      ),
+      null,
+      null,
+    );
+    expect(result.diagnostics).toContain(
+      'x-ms-paths holds 1 path items; vendor extensions are not part of OpenAPI and were ignored',
+    );
+    expect(result.emptyReason).toBe(
+      'the description has no paths (its 1 x-ms-paths items are a vendor extension and are not read)',
+    );
+  });
+
+  it('should count skipped operations in the reason', () => {
+    const result = convertDescription(
+      oas(
+        { servers: [{ url: 'https://api.example.com' }] },
+        { '/a': { get: { operationId: 'a', deprecated: true, ...ok } } },
+      ),
+      null,
+      null,
+    );
+    expect(result.emptyReason).toBe('all 1 operations were skipped (1 deprecated)');
+    expect(
+      convertDescription(oas({ servers: [{ url: 'https://api.example.com' }] }), null, null).emptyReason,
+    ).toBeNull();
+  });
+});
