@@ -16,6 +16,12 @@ export const OAuthErrorCode = {
   RESOURCE_MISMATCH: 'RESOURCE_MISMATCH',
   /** No usable authorization-server metadata (RFC 8414 or OpenID discovery) for the issuer. */
   AUTHORIZATION_SERVER_UNAVAILABLE: 'AUTHORIZATION_SERVER_UNAVAILABLE',
+  /**
+   * The metadata names an address the service will not use or show: not `https://` (a
+   * `javascript:` or `data:` URL, plain `http://` to a host that is not loopback in development
+   * or allow-listed), or one with credentials or a private address in it.
+   */
+  ADDRESS_REFUSED: 'ADDRESS_REFUSED',
   /** The authorization server does not offer PKCE with S256, or the code flow. */
   FLOW_UNSUPPORTED: 'FLOW_UNSUPPORTED',
   /** No dynamic registration: the operator must give a client id. */

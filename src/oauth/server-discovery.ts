@@ -145,6 +145,40 @@ async function fetchResourceMetadata(
   );
 }
 
+/** The metadata fields holding addresses that the service fetches or hands to a browser. */
+const SERVER_ADDRESS_FIELDS = [
+  'issuer',
+  'authorization_endpoint',
+  'token_endpoint',
+  'registration_endpoint',
+] as const;
+
+/**
+ * Every address an authorization server's metadata gives must pass the outbound client's own
+ * rule (`https://`, or loopback `http://` in development, or an allow-listed host): the
+ * authorization endpoint is shown to a person as "open this in a browser", so a `javascript:`
+ * URL there would run in the console's origin. Throws `ADDRESS_REFUSED` naming the field.
+ */
+export function checkServerAddresses(
+  outbound: Pick<OutboundClient, 'checkUrl'>,
+  server: oauth.AuthorizationServer,
+): void {
+  for (const field of SERVER_ADDRESS_FIELDS) {
+    const value: unknown = server[field];
+    if (value === undefined && field === 'registration_endpoint') continue;
+    try {
+      if (typeof value !== 'string') throw new Error('not a string');
+      outbound.checkUrl(value);
+    } catch (cause) {
+      throw new OAuthError(
+        OAuthErrorCode.ADDRESS_REFUSED,
+        `the authorization server's metadata gives an address for ${field} that is not allowed: it must be an https:// address`,
+        { field: ['input', 'connectionId'], cause },
+      );
+    }
+  }
+}
+
 /** Step 3: the authorization server's metadata, RFC 8414 first, then OpenID discovery. */
 async function fetchServerMetadata(fetch: OAuthFetch, issuer: string): Promise<oauth.AuthorizationServer> {
   const expected = new URL(issuer);
@@ -210,6 +244,7 @@ export async function discoverAuthorization(
     );
   }
   const server = await fetchServerMetadata(fetch, issuer);
+  checkServerAddresses(outbound, server);
   return {
     resource: metadata.resource as string,
     resourceMetadataUrl: url,
