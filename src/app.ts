@@ -121,7 +121,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       oauth: null as unknown as OAuthService,
       toolCache: null as unknown as ToolCache,
       turns: null as unknown as TurnService,
-      turnEvents: new TurnEventHub(orm, notifier, logger),
+      turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
     };
     services.toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
       services.mcp.forgetSession(connectionId),

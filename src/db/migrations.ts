@@ -6,6 +6,7 @@ import { Migration20261130223000DiscoveryRunInstance } from '../../migrations/Mi
 import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migration20261130230000ApiTokenLifecycle.js';
 import { Migration20261130233000DebuggerProgress } from '../../migrations/Migration20261130233000DebuggerProgress.js';
 import { Migration20261130234500LedgerOutcome } from '../../migrations/Migration20261130234500LedgerOutcome.js';
+import { Migration20261130234000ConsoleReads } from '../../migrations/Migration20261130234000ConsoleReads.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -22,4 +23,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130230000ApiTokenLifecycle', class: Migration20261130230000ApiTokenLifecycle },
   { name: 'Migration20261130233000DebuggerProgress', class: Migration20261130233000DebuggerProgress },
   { name: 'Migration20261130234500LedgerOutcome', class: Migration20261130234500LedgerOutcome },
+  { name: 'Migration20261130234000ConsoleReads', class: Migration20261130234000ConsoleReads },
 ];

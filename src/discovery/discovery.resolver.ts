@@ -16,7 +16,8 @@ import { Role } from '../auth/api-token.entity.js';
 import { Connection } from '../connections/connection.entity.js';
 import { visibleConnection } from '../connections/connection.resolver.js';
 import type { Context } from '../graphql/context.js';
-import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
+import { DiscoveryRunFilterArgs, discoveryRunFilters } from '../graphql/filters.js';
+import { connectionType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Operation } from '../operations/operation.entity.js';
 import { DiscoveryRun, DiscoveryTrigger } from './discovery-run.entity.js';
@@ -71,14 +72,21 @@ export class DiscoveryRunResolver {
 
 @Resolver(() => Connection)
 export class ConnectionRunsResolver {
-  @FieldResolver(() => DiscoveryRunConnection, { description: 'Discovery runs, newest first.' })
+  @FieldResolver(() => DiscoveryRunConnection, {
+    description: 'Discovery runs, newest first, filtered by outcome.',
+  })
   async discoveryRuns(
     @Root() connection: Connection,
-    @Args(() => PageArgsType) args: PageArgsType,
+    @Args(() => DiscoveryRunFilterArgs) args: DiscoveryRunFilterArgs,
     @Ctx() ctx: Context,
   ): Promise<Page<DiscoveryRun>> {
     const { limit, after } = pageWindow(args);
-    const rows = await ctx.loaders.discoveryRunsOfConnection.load({ parentId: connection.id, limit, after });
+    const rows = await ctx.loaders.discoveryRunsOfConnection.load({
+      parentId: connection.id,
+      limit,
+      after,
+      filters: discoveryRunFilters(args),
+    });
     return toPage(rows, limit, (r) => r.id);
   }
 }

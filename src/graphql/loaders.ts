@@ -13,7 +13,12 @@ import { Turn } from '../turns/turn.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
 /** A page of children per parent: `limit + 1` rows so the caller can tell whether more exist. */
-export type ChildFilter = string | boolean | { isNull: boolean };
+export type ChildFilter =
+  | string
+  | boolean
+  | { isNull: boolean }
+  /** A half-open range on a timestamp column: `gte` ≤ value < `lt` (ISO strings; either may be absent). */
+  | { gte?: string; lt?: string };
 
 export interface ChildPageKey {
   parentId: string;
@@ -37,22 +42,32 @@ export async function loadChildPages<T extends object>(
   order: 'asc' | 'desc' = 'asc',
 ): Promise<T[][]> {
   const groups = new Map<string, ChildPageKey[]>();
+  const groupKey = (key: ChildPageKey) => JSON.stringify([key.limit, key.after, key.filters ?? {}]);
   for (const key of keys) {
-    const g = JSON.stringify([key.limit, key.after, key.filters ?? {}]);
+    const g = groupKey(key);
     const list = groups.get(g) ?? [];
     list.push(key);
     groups.set(g, list);
   }
   const byParent = new Map<string, T[]>();
-  for (const group of groups.values()) {
+  for (const [g, group] of groups) {
     const first = group[0]!;
     const parents = [...new Set(group.map((k) => k.parentId))];
     const params: unknown[] = [...parents];
     let where = `t."${parentColumn}" in (${parents.map(() => '?').join(', ')})`;
     for (const [column, value] of Object.entries(first.filters ?? {})) {
       if (!/^[a-z_]+$/.test(column)) throw new Error(`bad filter column ${column}`);
-      if (typeof value === 'object') {
+      if (typeof value === 'object' && 'isNull' in value) {
         where += ` and t."${column}" is ${value.isNull ? '' : 'not '}null`;
+      } else if (typeof value === 'object') {
+        if (value.gte !== undefined) {
+          where += ` and t."${column}" >= ?`;
+          params.push(value.gte);
+        }
+        if (value.lt !== undefined) {
+          where += ` and t."${column}" < ?`;
+          params.push(value.lt);
+        }
       } else {
         where += ` and t."${column}" = ?`;
         params.push(value);
@@ -68,14 +83,15 @@ export async function loadChildPages<T extends object>(
       `from "${table}" t where ${where}) s where s."rn__" <= ? order by s."${parentColumn}", s."rn__"`;
     const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, params);
     for (const row of rows) {
-      const parentId = row[parentColumn] as string;
+      // Keyed by group too: two filters on one parent (aliases) must not mix their rows.
+      const slot = `${g}\n${row[parentColumn] as string}`;
       delete row.rn__;
-      const list = byParent.get(parentId) ?? [];
+      const list = byParent.get(slot) ?? [];
       list.push(em.map(entity, row as never));
-      byParent.set(parentId, list);
+      byParent.set(slot, list);
     }
   }
-  return keys.map((k) => byParent.get(k.parentId) ?? []);
+  return keys.map((k) => byParent.get(`${groupKey(k)}\n${k.parentId}`) ?? []);
 }
 
 function byIdLoader<T extends { id: string }>(
@@ -119,6 +135,9 @@ export function createLoaders(em: EntityManager) {
     auditEventsOfWorkspace: pageLoader(em, AuditEvent, 'audit_event', 'workspace_id', 'desc'),
     callsOfTurn: pageLoader(em, TurnCall, 'turn_call', 'turn_id'),
     turnsOfAssistant: pageLoader(em, Turn, 'turn', 'assistant_id', 'desc'),
+    turnsOfWorkspace: pageLoader(em, Turn, 'turn', 'workspace_id', 'desc'),
+    turn: byIdLoader(em, Turn),
+    turnCall: byIdLoader(em, TurnCall),
     ledgerOfWorkspace: pageLoader(em, LedgerEntry, 'ledger_entry', 'workspace_id', 'desc'),
     ledgerOutcome: ledgerOutcomeLoader(em),
     connectedToolsOfAssistant: new DataLoader<ChildPageKey, Connection[], string>(

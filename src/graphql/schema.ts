@@ -4,6 +4,8 @@ import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AssistantResolver } from '../assistants/assistant.resolver.js';
 import { ApiTokenResolver } from '../auth/api-token.resolver.js';
+import { ReviewQueueResolver } from '../operations/review-queue.resolver.js';
+import { LedgerLinksResolver, WorkspaceTurnsResolver } from '../turns/links.resolver.js';
 import { ConnectionResolver } from '../connections/connection.resolver.js';
 import { ConnectionRunsResolver, DiscoveryRunResolver } from '../discovery/discovery.resolver.js';
 import { OAuthResolver } from '../oauth/oauth.resolver.js';
@@ -31,6 +33,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   LedgerEntryResolver,
   ApiTokenResolver,
   TurnCallDetailsResolver,
+  ReviewQueueResolver,
+  LedgerLinksResolver,
+  WorkspaceTurnsResolver,
 ];
 
 let built: GraphQLSchema | null = null;

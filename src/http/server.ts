@@ -2,6 +2,7 @@ import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import {
+  getOperationAST,
   GraphQLError,
   specifiedRules,
   validate,
@@ -19,8 +20,10 @@ import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
 import { parseBounded } from '../graphql/document-limits.js';
 import { checkInputStrings } from '../graphql/input-strings.js';
+import { SubscriptionQuota, type QuotaRefusal } from '../graphql/subscription-quota.js';
 import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
 import type { Services } from '../services.js';
+import { isAppError } from '../errors.js';
 
 const GRAPHQL_PATH = '/graphql';
 /**
@@ -32,7 +35,23 @@ export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
-const PASSTHROUGH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT']);
+const PASSTHROUGH_CODES = new Set([
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'BAD_USER_INPUT',
+  'TOO_MANY_SUBSCRIPTIONS',
+]);
+/** Coded failures of a live stream (AppError codes), shown to the subscriber as they are. */
+const STREAM_CODES = new Set(['REPLAY_LIMIT_EXCEEDED']);
+
+function tooManySubscriptions(refused: QuotaRefusal, quota: SubscriptionQuota<object>): GraphQLError {
+  const message =
+    refused === 'PER_SOCKET'
+      ? `this socket already has ${quota.perSocket} subscriptions open; complete one first`
+      : `this API token already has ${quota.perToken} subscriptions open; complete one first`;
+  return new GraphQLError(message, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } });
+}
 const INPUT_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
@@ -64,6 +83,9 @@ export function formatErrorFor(services: Pick<Services, 'logger'>) {
       };
     }
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    if (isAppError(original) && STREAM_CODES.has(original.code)) {
+      return { message: original.message, path: formatted.path, extensions: { code: original.code } };
+    }
     services.logger.error({ err: original, path: formatted.path }, 'internal error in a GraphQL request');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL' } };
   };
@@ -147,6 +169,10 @@ export async function startHttpServer(
     errors.map((e) => formatError(e.toJSON(), e));
   /** Open sockets and their tokens, re-checked so that a revoked token loses its socket too. */
   const sockets = new Map<{ close(code: number, reason: string): void }, string>();
+  const quota = new SubscriptionQuota<object>(
+    services.config.limits.subscriptionsPerToken,
+    services.config.limits.subscriptionsPerSocket,
+  );
   /** Which token each socket was opened with, so a revocation (NOTIFY) closes its sockets at once. */
   const socketTokens = new Map<{ close(code: number, reason: string): void }, string>();
   const stopRevocations = services.auth.onRevoked((tokenId) => {
@@ -177,9 +203,13 @@ export async function startHttpServer(
       },
       onClose: (ctx) => {
         sockets.delete(ctx.extra.socket);
+        quota.releaseSocket(ctx.extra.socket);
         socketTokens.delete(ctx.extra.socket);
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onComplete: (ctx, id) => {
+        quota.release(ctx.extra.socket, id);
+      },
+      onSubscribe: async (ctx, id, payload) => {
         // The token may have been revoked since the socket opened (cached for 10 s at most).
         const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
         if (!principal) return [unauthenticated('the API token is no longer valid')];
@@ -190,6 +220,10 @@ export async function startHttpServer(
         if (errors.length > 0) return errors;
         const bad = checkInputStrings(schema, document, payload.variables);
         if (bad) return [bad];
+        if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+          const refused = quota.acquire(principal.tokenId, ctx.extra.socket, id);
+          if (refused) return [tooManySubscriptions(refused, quota)];
+        }
         return {
           schema,
           document,

@@ -83,6 +83,22 @@ export class Operation extends Node {
   @Property({ type: 'boolean' })
   enabled: boolean;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "Why the operator's switch is off, as given to disable; null while on, and for an operation held for review (see reviewReasons) or added off.",
+  })
+  @Property({ type: 'text', nullable: true })
+  disabledReason: string | null = null;
+
+  @Field(() => String, { nullable: true, description: 'Label of the token that disabled it.' })
+  @Property({ type: 'string', length: 200, nullable: true })
+  disabledBy: string | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ type: 'datetime', nullable: true })
+  disabledAt: Date | null = null;
+
   @Field(() => Boolean, { description: 'Safe to retry after a timeout (idempotentHint).' })
   @Property({ type: 'boolean' })
   idempotent: boolean & Opt = false;

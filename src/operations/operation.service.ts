@@ -49,6 +49,9 @@ export async function enableOperation(
     op.enabled = true;
     op.needsReview = false;
     if (open.length === 0 && !changed(before, snapshot(op))) return { operation: op, resolved: open };
+    op.disabledReason = null;
+    op.disabledBy = null;
+    op.disabledAt = null;
     audit(tx, principal, {
       workspaceId: op.workspace.id,
       action: open.length > 0 ? 'REVIEW_ENABLE' : 'ENABLE',
@@ -88,7 +91,11 @@ export async function disableOperation(
     const op = await lockOperation(tx, operationId);
     const before = snapshot(op);
     op.enabled = false;
+    // An operation already off keeps the reason and the person of the disable that turned it off.
     if (changed(before, snapshot(op))) {
+      op.disabledReason = reason;
+      op.disabledBy = principal.label;
+      op.disabledAt = new Date();
       audit(tx, principal, {
         workspaceId: op.workspace.id,
         action: 'DISABLE',

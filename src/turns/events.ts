@@ -10,11 +10,20 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EventSignal, Notifier } from '../db/notifier.js';
 import { fromSqlTimestamp } from '../db/timestamps.js';
+import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnEventType } from './turn-event.entity.js';
 
-export const DEFAULT_REPLAY_PAGE = 500;
+/** Stored events read per query during a replay: what one subscription holds at most while replaying. */
+export const DEFAULT_REPLAY_PAGE = 200;
+/** Stored events one subscription replays before it is told to resubscribe from where it got to. */
+export const DEFAULT_REPLAY_MAX_EVENTS = 5_000;
+
+export interface TurnEventHubOptions {
+  replayPage?: number;
+  replayMaxEvents?: number;
+}
 /** A subscriber that falls this far behind is closed rather than allowed to grow without bound. */
 export const DEFAULT_MAX_QUEUE = 10_000;
 
@@ -84,11 +93,20 @@ export class TurnEventHub {
   #flushing = false;
   readonly #off: () => void;
 
+  readonly #replayPage: number;
+  readonly #replayMax: number;
+
   constructor(
     private readonly orm: MikroORM,
     notifier: Notifier,
     private readonly logger: Logger,
+    {
+      replayPage = DEFAULT_REPLAY_PAGE,
+      replayMaxEvents = DEFAULT_REPLAY_MAX_EVENTS,
+    }: TurnEventHubOptions = {},
   ) {
+    this.#replayPage = replayPage;
+    this.#replayMax = replayMaxEvents;
     this.#off = notifier.onEvent((signal) => this.#onSignal(signal));
   }
 
@@ -205,14 +223,26 @@ export class TurnEventHub {
     try {
       if (afterSeq !== null) {
         let cursor = afterSeq;
+        let replayed = 0;
         for (;;) {
-          const page = await this.replay(filter, cursor);
+          // One more than the cap allows tells whether the history goes on past it.
+          const want = Math.min(this.#replayPage, this.#replayMax - replayed + 1);
+          const page = await this.replay(filter, cursor, want);
           for (const event of page) {
+            if (replayed === this.#replayMax) {
+              throw new AppError(
+                'REPLAY_LIMIT_EXCEEDED',
+                `more than ${this.#replayMax} stored events follow afterSeq ${afterSeq}; ` +
+                  `subscribe again with afterSeq: ${cursor} to continue`,
+                { data: { resumeAfterSeq: cursor } },
+              );
+            }
             seen.add(event.seq);
             cursor = event.seq;
+            replayed += 1;
             yield event;
           }
-          if (page.length < DEFAULT_REPLAY_PAGE || state.closed) break;
+          if (page.length < want || state.closed) break;
         }
       }
       while (!state.closed) {

@@ -25,6 +25,7 @@ import { scopedWorkspace } from '../auth/scope.js';
 import { Connection } from '../connections/connection.entity.js';
 import { visibleConnection } from '../connections/connection.resolver.js';
 import type { Context } from '../graphql/context.js';
+import { LedgerFilterArgs, ledgerFilters } from '../graphql/filters.js';
 import { visible } from '../graphql/visible.js';
 import { badInput, forbidden, unauthenticated } from '../graphql/errors.js';
 import { idOf, toGlobalId } from '../graphql/node.js';
@@ -497,15 +498,16 @@ export class AssistantTurnsResolver {
 @Resolver(() => Workspace)
 export class WorkspaceLedgerResolver {
   @FieldResolver(() => LedgerEntryConnection, {
-    description: 'Side-effecting calls, newest first. Append-only.',
+    description: 'Side-effecting calls, newest first, filtered by operation, status and time. Append-only.',
   })
   async ledger(
     @Root() workspace: Workspace,
-    @Args(() => PageArgsType) args: PageArgsType,
+    @Args(() => LedgerFilterArgs) args: LedgerFilterArgs,
     @Ctx() ctx: Context,
   ): Promise<Page<LedgerEntry>> {
     const { limit, after } = pageWindow(args);
-    const rows = await ctx.loaders.ledgerOfWorkspace.load({ parentId: workspace.id, limit, after });
+    const filters = ledgerFilters(args);
+    const rows = await ctx.loaders.ledgerOfWorkspace.load({ parentId: workspace.id, limit, after, filters });
     return toPage(rows, limit, (l) => l.id);
   }
 }

@@ -27,6 +27,7 @@ import {
 import { Operation } from '../operations/operation.entity.js';
 import type { Context } from '../graphql/context.js';
 import { visible } from '../graphql/visible.js';
+import { ConnectionFilterArgs, connectionFilters } from '../graphql/filters.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Workspace } from './workspace.entity.js';
@@ -116,14 +117,19 @@ export class WorkspaceResolver {
     return toPage(rows, limit, (a) => a.id);
   }
 
-  @FieldResolver(() => ConnectionConnection)
+  @FieldResolver(() => ConnectionConnection, { description: 'Connections, filtered by status and kind.' })
   async connections(
     @Root() workspace: Workspace,
-    @Args(() => PageArgsType) args: PageArgsType,
+    @Args(() => ConnectionFilterArgs) args: ConnectionFilterArgs,
     @Ctx() ctx: Context,
   ): Promise<Page<Connection>> {
     const { limit, after } = pageWindow(args);
-    const rows = await ctx.loaders.connectionsOfWorkspace.load({ parentId: workspace.id, limit, after });
+    const rows = await ctx.loaders.connectionsOfWorkspace.load({
+      parentId: workspace.id,
+      limit,
+      after,
+      filters: connectionFilters(args),
+    });
     return toPage(rows, limit, (c) => c.id);
   }
 
