@@ -218,7 +218,7 @@ export type ConnectionOperationsQueryVariables = Exact<{
 }>;
 
 
-export type ConnectionOperationsQuery = { connection: { id: string, status: ConnectionStatus, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, operations: { nodes: Array<{ id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, sourceRisk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, openReasons: { nodes: Array<{ code: ReviewCode, detail: string }> } }> } } };
+export type ConnectionOperationsQuery = { connection: { id: string, status: ConnectionStatus, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, operations: { nodes: Array<{ id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, sourceRisk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, openReasons: { nodes: Array<{ code: ReviewCode, detail: string }> } }> } } | null };
 
 export type DiscoveryRunsQueryVariables = Exact<{
   id: string | number;
@@ -226,14 +226,14 @@ export type DiscoveryRunsQueryVariables = Exact<{
 }>;
 
 
-export type DiscoveryRunsQuery = { connection: { discoveryRuns: { nodes: Array<{ id: string, trigger: DiscoveryTrigger, actor: string, outcome: DiscoveryOutcome, errorCode: string | null, errorMessage: string | null, added: number, removed: number, updated: number, flagged: number, diagnostics: Array<string>, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, startedAt: string, finishedAt: string | null, skipped: Array<{ name: string, reason: string, detail: string | null }> }> } } };
+export type DiscoveryRunsQuery = { connection: { discoveryRuns: { nodes: Array<{ id: string, trigger: DiscoveryTrigger, actor: string, outcome: DiscoveryOutcome, errorCode: string | null, errorMessage: string | null, added: number, removed: number, updated: number, flagged: number, diagnostics: Array<string>, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, startedAt: string, finishedAt: string | null, skipped: Array<{ name: string, reason: string, detail: string | null }> }> } } | null };
 
 export type OperationReviewsQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type OperationReviewsQuery = { operation: { id: string, enabled: boolean, needsReview: boolean, reviewReasons: { nodes: Array<{ code: ReviewCode, detail: string, resolvedAt: string | null, resolvedBy: string | null }> } } };
+export type OperationReviewsQuery = { operation: { id: string, enabled: boolean, needsReview: boolean, reviewReasons: { nodes: Array<{ code: ReviewCode, detail: string, resolvedAt: string | null, resolvedBy: string | null }> } } | null };
 
 export type EnableMutationVariables = Exact<{
   input: EnableInput;
@@ -269,7 +269,7 @@ export type AuditTrailQueryVariables = Exact<{
 }>;
 
 
-export type AuditTrailQuery = { workspace: { auditEvents: { nodes: Array<{ actor: string, action: string, targetType: string, targetId: string, before: unknown, after: unknown }> } } };
+export type AuditTrailQuery = { workspace: { auditEvents: { nodes: Array<{ actor: string, action: string, targetType: string, targetId: string, before: unknown, after: unknown }> } } | null };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -296,7 +296,7 @@ export type WorkspaceQueryVariables = Exact<{
 }>;
 
 
-export type WorkspaceQuery = { workspace: { id: string, name: string, assistants: { nodes: Array<{ id: string, name: string }> } } };
+export type WorkspaceQuery = { workspace: { id: string, name: string, assistants: { nodes: Array<{ id: string, name: string }> } } | null };
 
 export type CreateAssistantMutationVariables = Exact<{
   input: CreateAssistantInput;
@@ -333,7 +333,7 @@ export type ConnectionQueryVariables = Exact<{
 }>;
 
 
-export type ConnectionQuery = { connection: { id: string, name: string, slug: string, kind: ConnectionKind, status: ConnectionStatus, endpointUrl: string | null, descriptionUrl: string | null, descriptionBytes: number | null, baseUrl: string | null, timeoutMs: number | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, credential: { kind: CredentialKind, headerName: string | null, last4: string | null } } };
+export type ConnectionQuery = { connection: { id: string, name: string, slug: string, kind: ConnectionKind, status: ConnectionStatus, endpointUrl: string | null, descriptionUrl: string | null, descriptionBytes: number | null, baseUrl: string | null, timeoutMs: number | null, protocolVersion: string | null, serverInfo: Record<string, unknown> | null, lastDiscoveryAt: string | null, lastDiscoveryError: string | null, credential: { kind: CredentialKind, headerName: string | null, last4: string | null } } | null };
 
 export type NodeQueryVariables = Exact<{
   id: string | number;
@@ -362,14 +362,14 @@ export type WorkspaceConnectionsQueryVariables = Exact<{
 }>;
 
 
-export type WorkspaceConnectionsQuery = { workspace: { id: string, connections: { nodes: Array<{ id: string, name: string, operations: { nodes: Array<{ id: string, key: string, name: string, enabled: boolean, risk: Risk }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
+export type WorkspaceConnectionsQuery = { workspace: { id: string, connections: { nodes: Array<{ id: string, name: string, operations: { nodes: Array<{ id: string, key: string, name: string, enabled: boolean, risk: Risk }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type OperationQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type OperationQuery = { operation: { id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, connection: { id: string } } };
+export type OperationQuery = { operation: { id: string, key: string, name: string, title: string | null, description: string | null, inputSchema: Record<string, unknown>, annotations: Record<string, unknown> | null, risk: Risk, riskSetByAdmin: boolean, enabled: boolean, needsReview: boolean, method: string | null, path: string | null, connection: { id: string } } | null };
 
 export type BeginSignInMutationVariables = Exact<{
   input: BeginSignInInput;
@@ -383,7 +383,7 @@ export type OAuthConnectionQueryVariables = Exact<{
 }>;
 
 
-export type OAuthConnectionQuery = { connection: { id: string, status: ConnectionStatus, credential: { kind: CredentialKind, headerName: string | null, last4: string | null }, operations: { nodes: Array<{ name: string, enabled: boolean }> }, discoveryRuns: { nodes: Array<{ trigger: DiscoveryTrigger, outcome: DiscoveryOutcome, errorCode: string | null, added: number, actor: string }> } } };
+export type OAuthConnectionQuery = { connection: { id: string, status: ConnectionStatus, credential: { kind: CredentialKind, headerName: string | null, last4: string | null }, operations: { nodes: Array<{ name: string, enabled: boolean }> }, discoveryRuns: { nodes: Array<{ trigger: DiscoveryTrigger, outcome: DiscoveryOutcome, errorCode: string | null, added: number, actor: string }> } } | null };
 
 export type ApiTokensQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -442,7 +442,7 @@ export type TurnCallsQueryVariables = Exact<{
 }>;
 
 
-export type TurnCallsQuery = { turn: { id: string, conversationId: string, finishedAt: string | null, declaredToolNames: Array<string>, calls: { nodes: Array<{ seq: number, declaredName: string, operationKey: string | null, arguments: Record<string, unknown>, status: CallStatus, message: string | null, attempts: number, resends: number, durationMs: number | null, risk: Risk | null, progressDropped: number, result: { content: Array<Record<string, unknown>>, structuredContent: Record<string, unknown> | null, truncated: boolean } | null, progress: Array<{ kind: ProgressKind, atMs: number, progress: number | null, total: number | null, level: string | null, message: string | null }> }> } } };
+export type TurnCallsQuery = { turn: { id: string, conversationId: string, finishedAt: string | null, declaredToolNames: Array<string>, calls: { nodes: Array<{ seq: number, declaredName: string, operationKey: string | null, arguments: Record<string, unknown>, status: CallStatus, message: string | null, attempts: number, resends: number, durationMs: number | null, risk: Risk | null, progressDropped: number, result: { content: Array<Record<string, unknown>>, structuredContent: Record<string, unknown> | null, truncated: boolean } | null, progress: Array<{ kind: ProgressKind, atMs: number, progress: number | null, total: number | null, level: string | null, message: string | null }> }> } } | null };
 
 export type ProgressLineFieldsFragment = { kind: ProgressKind, atMs: number, progress: number | null, total: number | null, level: string | null, message: string | null };
 
@@ -451,14 +451,14 @@ export type AssistantTurnsQueryVariables = Exact<{
 }>;
 
 
-export type AssistantTurnsQuery = { assistant: { turns: { nodes: Array<{ id: string, conversationId: string }> } } };
+export type AssistantTurnsQuery = { assistant: { turns: { nodes: Array<{ id: string, conversationId: string }> } } | null };
 
 export type LedgerQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type LedgerQuery = { workspace: { ledger: { nodes: Array<{ turnCallId: string, operationKey: string, arguments: Record<string, unknown>, status: CallStatus, attempts: number, message: string | null, outcomeBy: LedgerOutcomeSource | null }> } } };
+export type LedgerQuery = { workspace: { ledger: { nodes: Array<{ turnCallId: string, operationKey: string, arguments: Record<string, unknown>, status: CallStatus, attempts: number, message: string | null, outcomeBy: LedgerOutcomeSource | null }> } } | null };
 
 export type TurnEventsSubscriptionVariables = Exact<{
   assistantId?: string | number | null | undefined;

@@ -182,16 +182,16 @@ export async function runJourney(t: TestApp): Promise<Journey> {
   const mcpId = mcpConn.createConnection.connection!.id;
   add(ids, 'Connection', mcpId);
   const listed = await t.ok(ConnectionOperationsDocument, { id: mcpId }, admin);
-  for (const op of listed.connection.operations.nodes) {
+  for (const op of listed.connection!.operations.nodes) {
     add(ids, 'Operation', op.id);
     if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, operator);
   }
   mcp.setTools(TOOLS_V2);
   await t.ok(DiscoverDocument, { input: { connectionId: mcpId } }, operator);
   const reviewed = await t.ok(ConnectionOperationsDocument, { id: mcpId, needsReview: true }, admin);
-  if (reviewed.connection.operations.nodes.length < 2) throw new Error('the refresh flagged nothing');
+  if (reviewed.connection!.operations.nodes.length < 2) throw new Error('the refresh flagged nothing');
   // An admin resolves one review (lookup: accepted as a WRITE now); notes stays open.
-  const lookup = reviewed.connection.operations.nodes.find((o) => o.name === 'lookup')!;
+  const lookup = reviewed.connection!.operations.nodes.find((o) => o.name === 'lookup')!;
   await t.ok(SetRiskDocument, { input: { operationId: lookup.id, risk: 'WRITE' } }, admin);
   await t.ok(EnableDocument, { input: { operationId: lookup.id } }, admin);
 
@@ -236,7 +236,7 @@ export async function runJourney(t: TestApp): Promise<Journey> {
   const apiId = apiConn.createConnection.connection!.id;
   add(ids, 'Connection', apiId);
   const apiOps = await t.ok(ConnectionOperationsDocument, { id: apiId }, admin);
-  for (const op of apiOps.connection.operations.nodes) {
+  for (const op of apiOps.connection!.operations.nodes) {
     add(ids, 'Operation', op.id);
     if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, admin);
   }
@@ -277,7 +277,7 @@ export async function runJourney(t: TestApp): Promise<Journey> {
 
   for (const connectionId of ids.get('Connection')!) {
     const runs = await t.ok(DiscoveryRunsDocument, { id: connectionId, first: 10 }, admin);
-    for (const run of runs.connection.discoveryRuns.nodes) add(ids, 'DiscoveryRun', run.id);
+    for (const run of runs.connection!.discoveryRuns.nodes) add(ids, 'DiscoveryRun', run.id);
   }
 
   // Turns: every status, reads and writes, a finished turn and one still open.

@@ -101,12 +101,12 @@ export async function buildWorld(
   );
   const connectionId = conn.createConnection.connection!.id;
   const listed = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
-  for (const op of listed.connection.operations.nodes) {
+  for (const op of listed.connection!.operations.nodes) {
     if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, operator);
   }
   const again = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
   const ops = Object.fromEntries(
-    again.connection.operations.nodes.map((o) => [o.name, { id: o.id, key: o.key, enabled: o.enabled }]),
+    again.connection!.operations.nodes.map((o) => [o.name, { id: o.id, key: o.key, enabled: o.enabled }]),
   );
   return { admin, operator, runtime, customer, workspaceId, assistantId, connectionId, ops };
 }

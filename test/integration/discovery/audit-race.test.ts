@@ -64,7 +64,7 @@ beforeAll(async () => {
     { id: created.createConnection.connection!.id },
     admin,
   );
-  operationId = ops.connection.operations.nodes[0]!.id;
+  operationId = ops.connection!.operations.nodes[0]!.id;
   db = new pg.Client({ connectionString: t.config.databaseUrl! });
   await db.connect();
   operationUuid = Buffer.from(operationId, 'base64url').toString('utf8').split(':')[1]!;

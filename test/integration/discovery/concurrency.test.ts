@@ -117,7 +117,7 @@ describe('concurrent discoveries', () => {
     expect(statuses.length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200)).toBe(true);
     const runs = await t.ok(DiscoveryRunsDocument, { id: connectionId, first: 100 }, admin);
-    const nodes = runs.connection.discoveryRuns.nodes;
+    const nodes = runs.connection!.discoveryRuns.nodes;
     expect(nodes.filter((n) => n.outcome === 'RUNNING')).toEqual([]);
   });
 
@@ -137,7 +137,7 @@ describe('concurrent discoveries', () => {
     expect(statuses.every((s) => s === 200)).toBe(true);
     for (const id of ids) {
       const runs = await t.ok(DiscoveryRunsDocument, { id, first: 100 }, admin);
-      expect(runs.connection.discoveryRuns.nodes.filter((n) => n.outcome === 'RUNNING')).toEqual([]);
+      expect(runs.connection!.discoveryRuns.nodes.filter((n) => n.outcome === 'RUNNING')).toEqual([]);
     }
   });
 });

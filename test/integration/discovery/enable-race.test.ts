@@ -62,8 +62,8 @@ describe('enable racing a discovery that holds the operation back', () => {
     );
     const connectionId = created.createConnection.connection!.id;
     const ops = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
-    const opId = ops.connection.operations.nodes[0]!.id;
-    expect(ops.connection.operations.nodes[0]!.enabled).toBe(false); // a WRITE tool starts off
+    const opId = ops.connection!.operations.nodes[0]!.id;
+    expect(ops.connection!.operations.nodes[0]!.enabled).toBe(false); // a WRITE tool starts off
 
     // An outside transaction holds the operation's row, so both writers queue behind it:
     // the discovery first, the operator's enable second.
@@ -84,7 +84,7 @@ describe('enable racing a discovery that holds the operation back', () => {
     expect(enabled.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const after = await t.ok(OperationReviewsDocument, { id: opId }, admin);
     expect(after.operation).toMatchObject({ enabled: false, needsReview: true });
-    expect(after.operation.reviewReasons.nodes.map((r) => [r.code, r.detail, r.resolvedAt])).toEqual([
+    expect(after.operation!.reviewReasons.nodes.map((r) => [r.code, r.detail, r.resolvedAt])).toEqual([
       ['ARGUMENTS_ADDED', 'b', null],
     ]);
   });

@@ -70,7 +70,7 @@ async function pagedServer(): Promise<{
 
 async function names(connectionId: string): Promise<string[]> {
   const data = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
-  return data.connection.operations.nodes.map((o) => `${o.name}:${o.key}:${o.enabled}`).sort();
+  return data.connection!.operations.nodes.map((o) => `${o.name}:${o.key}:${o.enabled}`).sort();
 }
 
 describe('a failure midway changes nothing', () => {
@@ -90,8 +90,8 @@ describe('a failure midway changes nothing', () => {
       expect(result.discover.run).toMatchObject({ outcome: 'FAILED', errorCode: 'UPSTREAM_HTTP_ERROR' });
       expect(await names(id)).toEqual(before);
       const conn = await t.ok(ConnectionOperationsDocument, { id }, admin);
-      expect(conn.connection.status).toBe('FAILED');
-      expect(conn.connection.lastDiscoveryError).toMatch(/^UPSTREAM_HTTP_ERROR/);
+      expect(conn.connection!.status).toBe('FAILED');
+      expect(conn.connection!.lastDiscoveryError).toMatch(/^UPSTREAM_HTTP_ERROR/);
       mode.value = 'empty';
       const empty = await t.ok(DiscoverDocument, { input: { connectionId: id } }, admin);
       expect(empty.discover.run).toMatchObject({ outcome: 'FAILED', errorCode: 'EMPTY_TOOL_LIST' });
@@ -99,7 +99,7 @@ describe('a failure midway changes nothing', () => {
       mode.value = 'ok';
       const back = await t.ok(DiscoverDocument, { input: { connectionId: id } }, admin);
       expect(back.discover.run).toMatchObject({ outcome: 'SUCCEEDED', added: 0, removed: 0 });
-      expect((await t.ok(ConnectionOperationsDocument, { id }, admin)).connection.status).toBe('READY');
+      expect((await t.ok(ConnectionOperationsDocument, { id }, admin)).connection!.status).toBe('READY');
     } finally {
       await server.close();
     }
@@ -169,7 +169,7 @@ describe('a slow, older discovery', () => {
       const late = await slow;
       expect(late.discover.run).toMatchObject({ outcome: 'FAILED', errorCode: 'SUPERSEDED', added: 0 });
       expect((await names(id)).map((n) => n.split(':')[0])).toEqual(['new_tool']);
-      expect((await t.ok(ConnectionOperationsDocument, { id }, admin)).connection.status).toBe('READY');
+      expect((await t.ok(ConnectionOperationsDocument, { id }, admin)).connection!.status).toBe('READY');
     } finally {
       await server.close();
     }

@@ -71,7 +71,7 @@ const v2: PeerTool[] = [
 type Ops = Awaited<ReturnType<typeof operations>>;
 async function operations(token = admin) {
   const data = await t.ok(ConnectionOperationsDocument, { id: connectionId }, token);
-  return Object.fromEntries(data.connection.operations.nodes.map((o) => [o.name, o]));
+  return Object.fromEntries(data.connection!.operations.nodes.map((o) => [o.name, o]));
 }
 
 beforeAll(async () => {
@@ -224,7 +224,7 @@ describe('MCP discovery through GraphQL', () => {
     expect(enabled.enable.operation).toMatchObject({ enabled: true, needsReview: false });
     expect(enabled.enable.resolvedReasons).toEqual([{ code: 'ARGUMENTS_ADDED', detail: 'limit' }]);
     const reviews = await t.ok(OperationReviewsDocument, { id: ops.search!.id }, customer);
-    expect(reviews.operation.reviewReasons.nodes).toEqual([
+    expect(reviews.operation!.reviewReasons.nodes).toEqual([
       expect.objectContaining({
         code: 'ARGUMENTS_ADDED',
         resolvedBy: 'alice (admin)',
@@ -273,7 +273,7 @@ describe('MCP discovery through GraphQL', () => {
       { id: connectionId, needsReview: true },
       customer,
     );
-    expect(reviewed.connection.operations.nodes.map((o) => o.name).sort()).toEqual([
+    expect(reviewed.connection!.operations.nodes.map((o) => o.name).sort()).toEqual([
       'lookup',
       'update_record',
     ]);
@@ -282,7 +282,7 @@ describe('MCP discovery through GraphQL', () => {
       { id: connectionId, risk: 'WRITE', enabled: false },
       customer,
     );
-    expect(writes.connection.operations.nodes.map((o) => o.name).sort()).toEqual([
+    expect(writes.connection!.operations.nodes.map((o) => o.name).sort()).toEqual([
       'lookup',
       'new_write',
       'update_record',
@@ -291,7 +291,7 @@ describe('MCP discovery through GraphQL', () => {
 
   it('should list discovery runs newest first and keep an audit trail', async () => {
     const runs = await t.ok(DiscoveryRunsDocument, { id: connectionId, first: 10 }, customer);
-    expect(runs.connection.discoveryRuns.nodes.map((r) => r.trigger)).toEqual([
+    expect(runs.connection!.discoveryRuns.nodes.map((r) => r.trigger)).toEqual([
       'REDISCOVER',
       'REDISCOVER',
       'CONNECT',
@@ -299,7 +299,7 @@ describe('MCP discovery through GraphQL', () => {
     const trail = await t.ok(AuditTrailDocument, { id: workspaceId, first: 100 }, admin);
     const byCustomer = await t.gql(AuditTrailDocument, { id: workspaceId, first: 100 }, customer);
     expect(byCustomer.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const actions = trail.workspace.auditEvents.nodes.map((e) => `${e.action} by ${e.actor}`);
+    const actions = trail.workspace!.auditEvents.nodes.map((e) => `${e.action} by ${e.actor}`);
     expect(actions).toEqual(
       expect.arrayContaining([
         'CONNECT by olga (operator)',
@@ -311,7 +311,7 @@ describe('MCP discovery through GraphQL', () => {
         'CLEAR_RISK by alice (admin)',
       ]),
     );
-    const disable = trail.workspace.auditEvents.nodes.find((e) => e.action === 'DISABLE')!;
+    const disable = trail.workspace!.auditEvents.nodes.find((e) => e.action === 'DISABLE')!;
     expect(disable.before).toMatchObject({ enabled: true });
     expect(disable.after).toMatchObject({ enabled: false, reason: 'incident 42' });
   });

@@ -57,7 +57,7 @@ afterAll(async () => {
 
 async function ops(id: string) {
   const data = await t.ok(ConnectionOperationsDocument, { id }, admin);
-  return Object.fromEntries(data.connection.operations.nodes.map((o) => [o.name, o]));
+  return Object.fromEntries(data.connection!.operations.nodes.map((o) => [o.name, o]));
 }
 
 describe('OpenAPI discovery served over HTTP', () => {

@@ -62,7 +62,7 @@ async function connect(name: string): Promise<string> {
 
 async function operationNames(connectionId: string): Promise<string[]> {
   const data = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
-  return data.connection.operations.nodes.map((o) => o.name).sort();
+  return data.connection!.operations.nodes.map((o) => o.name).sort();
 }
 
 describe('the discovery deadline', () => {
@@ -128,7 +128,7 @@ describe('runs left RUNNING by a stopped instance', () => {
     const second = await startTestApp({ databaseUrl: t.config.databaseUrl! });
     try {
       const runs = await t.ok(DiscoveryRunsDocument, { id: connectionId, first: 100 }, admin);
-      const byId = new Map(runs.connection.discoveryRuns.nodes.map((r) => [rawId(r.id), r]));
+      const byId = new Map(runs.connection!.discoveryRuns.nodes.map((r) => [rawId(r.id), r]));
       for (const id of [dead, legacy]) {
         expect(byId.get(id)).toMatchObject({ outcome: 'FAILED', errorCode: 'DISCOVERY_INTERRUPTED' });
         expect(byId.get(id)!.finishedAt).not.toBeNull();

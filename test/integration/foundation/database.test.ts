@@ -112,8 +112,8 @@ describe('connections { operations } page', () => {
       admin,
     );
     const count = t.queries.length;
-    expect(data.workspace.connections.nodes).toHaveLength(expected);
-    for (const node of data.workspace.connections.nodes) {
+    expect(data.workspace!.connections.nodes).toHaveLength(expected);
+    for (const node of data.workspace!.connections.nodes) {
       expect(node.operations.nodes).toHaveLength(2);
       expect(node.operations.pageInfo.hasNextPage).toBe(true);
     }

@@ -73,7 +73,7 @@ describe('workspace scope', () => {
 
   it("should show a customer its own workspace's connection", async () => {
     const own = await t.ok(ConnectionDocument, { id: ids.connectionA }, customerA);
-    expect(own.connection.name).toBe('Tools A');
+    expect(own.connection!.name).toBe('Tools A');
     const node = await t.ok(NodeDocument, { id: ids.connectionA }, customerA);
     expect(node.node).toMatchObject({ __typename: 'Connection', name: 'Tools A' });
   });

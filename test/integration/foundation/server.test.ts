@@ -184,9 +184,9 @@ describe('http', () => {
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe(
-      'UNAUTHENTICATED',
-    );
+    expect(
+      ((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+    ).toBe('UNAUTHENTICATED');
   });
 
   it('should answer invalid JSON and oversized bodies with clear errors', async () => {

@@ -223,8 +223,8 @@ describe('the end of a sign-in', () => {
 
     // The operator sees it on the connection; the tokens are gone; the audit trail says why.
     const view = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(view.connection.status).toBe('NEEDS_SIGN_IN');
-    expect(view.connection.credential.kind).toBe('OAUTH');
+    expect(view.connection!.status).toBe('NEEDS_SIGN_IN');
+    expect(view.connection!.credential.kind).toBe('OAUTH');
     const after = await storedTokens(t, c.uuid);
     expect(after.row.accessToken).toBeNull();
     expect(after.row.refreshToken).toBeNull();
@@ -251,7 +251,7 @@ describe('the end of a sign-in', () => {
     const page = await signIn(t, peer, c.id, operator);
     expect(page.status).toBe(200);
     const back = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(back.connection.status).toBe('READY');
+    expect(back.connection!.status).toBe('READY');
   });
 
   it('should renew at once after a 401, once for all who saw the same token, and hand newer headers to late callers', async () => {
@@ -279,7 +279,7 @@ describe('the end of a sign-in', () => {
     const c = await signedIn();
     await t.app.services.oauth.markNeedsSignIn(c.uuid);
     const view = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(view.connection.status).toBe('NEEDS_SIGN_IN');
+    expect(view.connection!.status).toBe('NEEDS_SIGN_IN');
     expect((await storedTokens(t, c.uuid)).row.accessToken).toBeNull();
     await expect(t.app.services.oauth.authHeaders(c.uuid)).rejects.toMatchObject({ code: 'NEEDS_SIGN_IN' });
   });
@@ -295,7 +295,7 @@ describe('the end of a sign-in', () => {
       peer.setTokenEndpointDown(false);
     }
     const view = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(view.connection.status).toBe('READY');
+    expect(view.connection!.status).toBe('READY');
     expect((await storedTokens(t, c.uuid)).row.version).toBe(before.row.version);
     // Once it is back, the renewal goes through.
     const headers = await late.authHeaders(c.uuid);
@@ -313,7 +313,7 @@ describe('the end of a sign-in', () => {
       peer.setTokenEndpointDown(false);
     }
     const view = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(view.connection.status).toBe('READY');
+    expect(view.connection!.status).toBe('READY');
     expect((await late.authHeaders(c.uuid)).authorization).toMatch(/^Bearer /);
   });
 

@@ -59,7 +59,7 @@ describe('sign-in, end to end', () => {
     expect(c.status).toBe('NEEDS_SIGN_IN');
     expect(c.discoveryErrorCode).toBe('AUTH_REQUIRED');
     const view = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(view.connection.operations.nodes).toEqual([]);
+    expect(view.connection!.operations.nodes).toEqual([]);
   });
 
   it('should sign in with PKCE S256, resource and scopes, store the tokens sealed, run a discovery, and call a tool', async () => {
@@ -146,10 +146,10 @@ describe('sign-in, end to end', () => {
 
     // The connection: OAuth credential, READY after the SIGN_IN discovery, with the server's tools.
     const view = await t.ok(OAuthConnectionDocument, { id: c.id }, operator);
-    expect(view.connection.status).toBe('READY');
-    expect(view.connection.credential).toEqual({ kind: 'OAUTH', headerName: null, last4: null });
-    expect(view.connection.operations.nodes.map((o) => o.name).sort()).toEqual(['echo', 'whoami']);
-    expect(view.connection.discoveryRuns.nodes[0]).toMatchObject({
+    expect(view.connection!.status).toBe('READY');
+    expect(view.connection!.credential).toEqual({ kind: 'OAUTH', headerName: null, last4: null });
+    expect(view.connection!.operations.nodes.map((o) => o.name).sort()).toEqual(['echo', 'whoami']);
+    expect(view.connection!.discoveryRuns.nodes[0]).toMatchObject({
       trigger: 'SIGN_IN',
       outcome: 'SUCCEEDED',
       errorCode: null,
@@ -320,8 +320,8 @@ describe('the state of the callback', () => {
   async function unchanged(uuid: string, connectionId: string): Promise<void> {
     expect(await t.app.services.orm.em.fork().count(OAuthCredential, { connection: uuid })).toBe(0);
     const view = await t.ok(OAuthConnectionDocument, { id: connectionId }, operator);
-    expect(view.connection.status).toBe('NEEDS_SIGN_IN');
-    expect(view.connection.credential.kind).toBe('NONE');
+    expect(view.connection!.status).toBe('NEEDS_SIGN_IN');
+    expect(view.connection!.credential.kind).toBe('NONE');
   }
 
   it('should refuse a forged state with a clear page and change nothing', async () => {

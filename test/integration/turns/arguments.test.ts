@@ -88,7 +88,7 @@ beforeAll(async () => {
   );
   const connectionId = conn.createConnection.connection!.id;
   const ops = await t.ok(ConnectionOperationsDocument, { id: connectionId }, w.admin);
-  for (const op of ops.connection.operations.nodes)
+  for (const op of ops.connection!.operations.nodes)
     if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, w.admin);
   await connectTools(t, w);
   await connectTools(t, { ...w, connectionId });
@@ -124,7 +124,7 @@ describe('arguments checked before any request', () => {
     expect(peer.count('tools/call')).toBe(calls);
 
     const recorded = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-    expect(recorded.turn.calls.nodes.map((c) => [c.declaredName, c.status, c.attempts])).toEqual([
+    expect(recorded.turn!.calls.nodes.map((c) => [c.declaredName, c.status, c.attempts])).toEqual([
       ['shop__echo', 'REJECTED', 0],
       ['shop__echo', 'REJECTED', 0],
       ['shop__refund', 'REJECTED', 0],
@@ -132,8 +132,8 @@ describe('arguments checked before any request', () => {
     // A refused WRITE still leaves its ledger row: the attempt is on record, with nothing sent.
     const ledger = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
     expect(
-      ledger.workspace.ledger.nodes
-        .filter((l) => l.operationKey === 'connector.shop.refund')
+      ledger
+        .workspace!.ledger.nodes.filter((l) => l.operationKey === 'connector.shop.refund')
         .map((l) => l.status),
     ).toEqual(['REJECTED']);
   });

@@ -147,7 +147,7 @@ describe('what the debugger shows of a call', () => {
 
       // The same, later, on the TurnCall.
       const later = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.customer);
-      const c = later.turn.calls.nodes[0]!;
+      const c = later.turn!.calls.nodes[0]!;
       expect(c.result!.content).toEqual([{ type: 'text', text: 'all 3 steps done' }]);
       expect(c.progress.map((l) => l.message)).toEqual([
         'step 1 of 3',
@@ -182,7 +182,7 @@ describe('what the debugger shows of a call', () => {
       expect(stored).toBeLessThanOrEqual(30);
       expect(stream.events.filter((e) => e.type === 'CALL_PROGRESS')).toHaveLength(stored);
       const later = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-      const c = later.turn.calls.nodes[0]!;
+      const c = later.turn!.calls.nodes[0]!;
       expect(c.progress).toHaveLength(50);
       expect(c.progress.at(-1)!.message).toBe('tick 899');
       expect(c.progressDropped).toBe(900 - 50);

@@ -110,7 +110,7 @@ describe('a WRITE while PostgreSQL dies', () => {
 
       // The sweep ran at start: the intent has its OUTCOME_UNKNOWN outcome.
       const ledger = await second.ok(LedgerDocument, { id: w.workspaceId }, admin);
-      expect(ledger.workspace.ledger.nodes).toEqual([
+      expect(ledger.workspace!.ledger.nodes).toEqual([
         {
           turnCallId: result.callId,
           operationKey: 'connector.bank.transfer',
@@ -122,7 +122,7 @@ describe('a WRITE while PostgreSQL dies', () => {
         },
       ]);
       const calls = await second.ok(TurnCallsDocument, { id: turn.turnId }, admin);
-      expect(calls.turn.calls.nodes).toEqual([
+      expect(calls.turn!.calls.nodes).toEqual([
         expect.objectContaining({
           seq: 1,
           declaredName: 'bank__transfer',

@@ -118,7 +118,7 @@ beforeAll(async () => {
   );
   const connectionId = conn.createConnection.connection!.id;
   const ops = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
-  for (const op of ops.connection.operations.nodes)
+  for (const op of ops.connection!.operations.nodes)
     if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, admin);
   w = {
     admin,
@@ -187,7 +187,7 @@ describe('OpenAPI calls in a turn', () => {
       'The API behind pets__broken answered HTTP 500 ("database on fire"). It may work if tried again later.',
     );
     const ledger = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
-    const keys = ledger.workspace.ledger.nodes.map((l) => `${l.operationKey}:${l.status}`);
+    const keys = ledger.workspace!.ledger.nodes.map((l) => `${l.operationKey}:${l.status}`);
     expect(keys.sort()).toEqual([
       'connector.pets.create_pet:REJECTED',
       'connector.pets.create_pet:SUCCEEDED',

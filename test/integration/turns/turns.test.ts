@@ -126,16 +126,16 @@ describe('calls', () => {
     expect(builtIn.message).toMatch(/built-in/);
 
     const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-    expect(calls.turn.calls.nodes.map((c) => [c.seq, c.declaredName, c.status, c.risk])).toEqual([
+    expect(calls.turn!.calls.nodes.map((c) => [c.seq, c.declaredName, c.status, c.risk])).toEqual([
       [1, 'crm__lookup', 'SUCCEEDED', 'READ'],
       [2, 'crm__update', 'SUCCEEDED', 'WRITE'],
       [3, 'crm__fails', 'TOOL_ERROR', 'READ'],
       [4, 'nope', 'UNAVAILABLE', null],
       [5, 'web_search', 'UNAVAILABLE', null],
     ]);
-    expect(calls.turn.calls.nodes[0]!.operationKey).toBe('connector.crm.lookup');
+    expect(calls.turn!.calls.nodes[0]!.operationKey).toBe('connector.crm.lookup');
     const ledger = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
-    expect(ledger.workspace.ledger.nodes.filter((l) => l.operationKey === 'connector.crm.update')).toEqual([
+    expect(ledger.workspace!.ledger.nodes.filter((l) => l.operationKey === 'connector.crm.update')).toEqual([
       {
         turnCallId: write.callId,
         operationKey: 'connector.crm.update',
@@ -146,7 +146,7 @@ describe('calls', () => {
         outcomeBy: 'CALL',
       },
     ]);
-    expect(ledger.workspace.ledger.nodes.some((l) => l.operationKey === 'connector.crm.lookup')).toBe(false);
+    expect(ledger.workspace!.ledger.nodes.some((l) => l.operationKey === 'connector.crm.lookup')).toBe(false);
   });
 
   it('should time out within budget: a READ is retried once, a WRITE is not', async () => {
@@ -163,7 +163,7 @@ describe('calls', () => {
     expect(performance.now() - t2).toBeLessThan(1_000);
     const ledger = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
     expect(
-      ledger.workspace.ledger.nodes.find((l) => l.operationKey === 'connector.crm.slow_write'),
+      ledger.workspace!.ledger.nodes.find((l) => l.operationKey === 'connector.crm.slow_write'),
     ).toMatchObject({ status: 'TIMEOUT', attempts: 1 });
   });
 
@@ -180,12 +180,12 @@ describe('calls', () => {
       expect(second).toMatchObject({ ok: true, attempts: 1, resends: 0 });
       expect(fresh.count('initialize')).toBe(2); // discovery's own session, then the calls' one
       const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w2.admin);
-      expect(calls.turn.calls.nodes.map((c) => [c.seq, c.attempts, c.resends])).toEqual([
+      expect(calls.turn!.calls.nodes.map((c) => [c.seq, c.attempts, c.resends])).toEqual([
         [1, 1, 1],
         [2, 1, 0],
       ]);
       const ledger = await t.ok(LedgerDocument, { id: w2.workspaceId }, w2.admin);
-      expect(ledger.workspace.ledger.nodes.map((l) => l.attempts)).toEqual([1, 1]);
+      expect(ledger.workspace!.ledger.nodes.map((l) => l.attempts)).toEqual([1, 1]);
     } finally {
       await fresh.close();
     }
@@ -202,7 +202,7 @@ describe('calls', () => {
     const after = await call(t, w, turn.turnId, 'crm__lookup', { email: 'x' });
     expect(after).toMatchObject({ ok: false, status: 'UNAVAILABLE' });
     const turns = await t.ok(AssistantTurnsDocument, { id: w.assistantId }, w.customer);
-    expect(turns.assistant.turns.nodes[0]!.conversationId).toBe('finishing');
+    expect(turns.assistant!.turns.nodes[0]!.conversationId).toBe('finishing');
   });
 
   it('should let only the runtime open turns', async () => {

@@ -72,7 +72,7 @@ async function sql<T>(text: string, params: unknown[] = []): Promise<T[]> {
 
 async function ledgerOf(callId: string) {
   const led = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
-  return led.workspace.ledger.nodes.filter((n) => n.turnCallId === callId);
+  return led.workspace!.ledger.nodes.filter((n) => n.turnCallId === callId);
 }
 
 describe('the ledger: intent before the request, outcome after', () => {
@@ -84,7 +84,7 @@ describe('the ledger: intent before the request, outcome after', () => {
       await new Promise((r) => setTimeout(r, 20));
     // The request is out, so its intent is stored: the ledger shows it running.
     const during = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
-    const running = during.workspace.ledger.nodes.filter((n) => n.operationKey === 'connector.pay.slow_pay');
+    const running = during.workspace!.ledger.nodes.filter((n) => n.operationKey === 'connector.pay.slow_pay');
     expect(running).toEqual([
       expect.objectContaining({ status: 'RUNNING', outcomeBy: null, arguments: { amount: 5 } }),
     ]);
@@ -123,7 +123,7 @@ describe('text PostgreSQL cannot store', () => {
     expect(received('pay')).toEqual([args]);
 
     const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-    expect(calls.turn.calls.nodes).toEqual([
+    expect(calls.turn!.calls.nodes).toEqual([
       expect.objectContaining({
         declaredName: 'pay__pay',
         status: 'SUCCEEDED',
@@ -159,8 +159,8 @@ describe('text PostgreSQL cannot store', () => {
       expect(res).toMatchObject({ status, recorded: true });
       expect(res.content).toEqual([{ type: 'text', text }]);
       const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-      expect(calls.turn.calls.nodes.map((c) => [c.declaredName, c.status])).toEqual([[name, status]]);
-      const message = calls.turn.calls.nodes[0]!.message;
+      expect(calls.turn!.calls.nodes.map((c) => [c.declaredName, c.status])).toEqual([[name, status]]);
+      const message = calls.turn!.calls.nodes[0]!.message;
       if (status === 'TOOL_ERROR') {
         expect(res.message).toContain(NUL);
         expect(message).toBe(`The tool ${name} reported an error: refused${FFFD}: card ${FFFD}`);
@@ -186,7 +186,7 @@ describe('text PostgreSQL cannot store', () => {
     const res = await callRaw(turn.turnId, `pay${NUL}__pay`, '{}');
     expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
     const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-    expect(calls.turn.calls.nodes).toEqual([]);
+    expect(calls.turn!.calls.nodes).toEqual([]);
   });
 });
 
@@ -259,7 +259,7 @@ describe('arguments over the limits', () => {
       expect(res.message).toMatch(pattern);
       expect(received('pay').length).toBe(before);
       const calls = await t.ok(TurnCallsDocument, { id: turn.turnId }, w.admin);
-      const recorded = calls.turn.calls.nodes;
+      const recorded = calls.turn!.calls.nodes;
       expect(recorded).toHaveLength(1);
       expect(recorded[0]).toMatchObject({ status: 'REJECTED', risk: 'WRITE' });
       expect(JSON.stringify(recorded[0]!.arguments).length).toBeLessThan(200);
