@@ -23,7 +23,8 @@ export class ConnectionFilterArgs extends PageArgsType {
 
 export function connectionFilters(args: ConnectionFilterArgs): Record<string, ChildFilter> {
   const filters: Record<string, ChildFilter> = {};
-  if (args.status != null) filters.status = args.status;
+  // The outcome lives in ledger_outcome; the intent row says RUNNING until then.
+  if (args.status != null) filters.status = { ledgerStatus: args.status };
   if (args.kind != null) filters.kind = args.kind;
   return filters;
 }
@@ -60,7 +61,8 @@ export function ledgerFilters(args: LedgerFilterArgs): Record<string, ChildFilte
     if (parsed?.type !== 'Operation') throw badInput('"operationId" is not an operation ID');
     filters.operation_id = parsed.id;
   }
-  if (args.status != null) filters.status = args.status;
+  // The outcome lives in ledger_outcome; the intent row says RUNNING until then.
+  if (args.status != null) filters.status = { ledgerStatus: args.status };
   if (args.since != null || args.until != null) {
     filters.created_at = {
       ...(args.since != null ? { gte: args.since.toISOString() } : {}),

@@ -18,7 +18,9 @@ export type ChildFilter =
   | boolean
   | { isNull: boolean }
   /** A half-open range on a timestamp column: `gte` ≤ value < `lt` (ISO strings; either may be absent). */
-  | { gte?: string; lt?: string };
+  | { gte?: string; lt?: string }
+  /** A ledger entry's status as people read it: its outcome's, else the intent's own (RUNNING). */
+  | { ledgerStatus: string };
 
 export interface ChildPageKey {
   parentId: string;
@@ -59,6 +61,9 @@ export async function loadChildPages<T extends object>(
       if (!/^[a-z_]+$/.test(column)) throw new Error(`bad filter column ${column}`);
       if (typeof value === 'object' && 'isNull' in value) {
         where += ` and t."${column}" is ${value.isNull ? '' : 'not '}null`;
+      } else if (typeof value === 'object' && 'ledgerStatus' in value) {
+        where += ` and coalesce((select o."status" from "ledger_outcome" o where o."ledger_entry_id" = t."id"), t."${column}") = ?`;
+        params.push(value.ledgerStatus);
       } else if (typeof value === 'object') {
         if (value.gte !== undefined) {
           where += ` and t."${column}" >= ?`;

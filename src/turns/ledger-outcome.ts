@@ -21,7 +21,8 @@ export interface LedgerOutcomeRow {
   attempts: number;
   message: string | null;
   closed_by: LedgerOutcomeSource;
-  created_at: Date;
+  /** Text: raw SQL hands timestamps back as strings (see db/timestamps.ts). */
+  created_at: string | Date;
 }
 
 /** The outcome of each intent, or null while it has none; one statement per page of the ledger. */

@@ -1,4 +1,5 @@
 import { Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
+import { fromSqlTimestampOrNull } from '../db/timestamps.js';
 import type { Context } from '../graphql/context.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LedgerOutcomeSource, type LedgerOutcomeRow } from './ledger-outcome.js';
@@ -36,7 +37,8 @@ export class LedgerEntryResolver {
 
   @FieldResolver(() => Date, { nullable: true, description: 'When the outcome was stored.' })
   async outcomeAt(@Root() entry: LedgerEntry, @Ctx() ctx: Context): Promise<Date | null> {
-    return (await this.#outcome(entry, ctx))?.created_at ?? null;
+    // Read through raw SQL: the timestamp arrives as text.
+    return fromSqlTimestampOrNull((await this.#outcome(entry, ctx))?.created_at);
   }
 
   @FieldResolver(() => LedgerOutcomeSource, {
