@@ -61,15 +61,12 @@ export async function openDatabase(
   try {
     if (ownerUrl !== null) await migrateAsOwner(ownerUrl, url, logger);
     const orm = await openOrm({ databaseUrl: url, onQuery });
-    try {
-      if (ownerUrl === null) {
-        const applied = await migrate(orm);
-        if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-      }
-      await warnAboutRole(orm, logger);
-    } catch (err) {
-      await orm.close();
-      throw err;
+    if (ownerUrl === null) {
+      const applied = await migrate(orm).catch(async (err: unknown) => {
+        await orm.close();
+        throw err;
+      });
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     }
     return { orm, embedded, url };
   } catch (err) {
@@ -124,6 +121,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery);
   const notifier = new Notifier(url, logger);
   try {
+    await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
     const outbound = new OutboundClient({
       allowHosts: config.outbound.allowHosts,
