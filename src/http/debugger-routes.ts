@@ -29,16 +29,17 @@ export const DEBUGGER_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-interface StaticFile {
+export interface StaticFile {
   body: Buffer;
   type: string;
 }
 
-function file(path: string, type: string): StaticFile {
+export function file(path: string, type: string): StaticFile {
   return { body: readFileSync(path), type };
 }
 
-function serve(f: StaticFile): RouteHandler {
+/** One fixed file for GET and HEAD (405 otherwise), under the given Content-Security-Policy. */
+export function serve(f: StaticFile, csp: string = DEBUGGER_CSP): RouteHandler {
   return (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' });
@@ -48,7 +49,7 @@ function serve(f: StaticFile): RouteHandler {
     res.writeHead(200, {
       'content-type': f.type,
       'content-length': f.body.length,
-      'content-security-policy': DEBUGGER_CSP,
+      'content-security-policy': csp,
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
@@ -59,9 +60,14 @@ function serve(f: StaticFile): RouteHandler {
 }
 
 /** The page's routes, to mount next to the others. */
-export function debuggerRoutes(): Record<string, RouteHandler> {
+/** A file inside an installed npm package (resolved once, at start). */
+export function packageFile(pkg: string, ...path: string[]): string {
   const require = createRequire(import.meta.url);
-  const graphqlWs = join(dirname(require.resolve('graphql-ws/package.json')), 'umd', 'graphql-ws.js');
+  return join(dirname(require.resolve(`${pkg}/package.json`)), ...path);
+}
+
+export function debuggerRoutes(): Record<string, RouteHandler> {
+  const graphqlWs = packageFile('graphql-ws', 'umd', 'graphql-ws.js');
   const html = serve(file(join(WEB, 'index.html'), 'text/html; charset=utf-8'));
   return {
     '/debugger': html,
