@@ -53,7 +53,7 @@ export interface Explorer {
 export function explorer(): Explorer {
   const js = 'text/javascript; charset=utf-8';
   const css = 'text/css; charset=utf-8';
-  const asset = (path: string, type: string) => serve(file(path, type), EXPLORER_CSP);
+  const asset = (path: string | (() => string), type: string) => serve(file(path, type), EXPLORER_CSP);
   return {
     page: asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'),
     routes: {
