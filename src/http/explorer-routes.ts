@@ -8,13 +8,12 @@
  * names an operation still goes to the token check and to Apollo's CSRF prevention, unchanged.
  * `GRAPHIQL=off` (the default when NODE_ENV=production) mounts none of this.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../project-root.js';
 import { file, packageFile, serve } from './debugger-routes.js';
 import type { RouteHandler } from './server.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const WEB = join(here, '..', '..', 'web', 'explorer');
+const WEB = join(PROJECT_ROOT, 'web', 'explorer');
 
 /**
  * GraphiQL and its editors set style attributes at run time, so styles may be inline; scripts may
