@@ -10,7 +10,7 @@ import {
 
 /** A fake database: records what was sent, answers when told to. */
 function fakeIo() {
-  const sent: { kind: 'one' | 'many'; sqls: string[]; settle: (err?: unknown) => void }[] = [];
+  const sent: { kind: 'one' | 'many'; sqls: string[]; settle: (err?: Error) => void }[] = [];
   const io: GroupCommitIo = {
     one: (s) =>
       new Promise<Row[]>((resolve, reject) => {
