@@ -24,7 +24,7 @@ if (!found) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt
 
 /** The long call waits here after its first progress line, until the test has seen it on the page. */
 let release: () => void = () => undefined;
-let released = new Promise<void>((r) => (release = r));
+const released = new Promise<void>((r) => (release = r));
 
 async function progress(extra: PeerExtra, step: number, total: number) {
   await extra.sendNotification({
