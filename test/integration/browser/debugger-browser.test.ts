@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { CreateAssistantDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import {
   startSdkServer,
@@ -188,5 +189,44 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
     expect(await page.locator('.call[data-seq="6"]').textContent()).toContain('cy@example.com');
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('should page through more than 100 assistants and find one by name', async () => {
+    for (let i = 1; i <= 149; i++) {
+      const name = `Extra assistant ${String(i).padStart(3, '0')}`;
+      await t.ok(CreateAssistantDocument, { input: { workspaceId: w.workspaceId, name } }, w.admin);
+    }
+    const page = await browser.newPage({ viewport: { width: 1300, height: 700 } });
+    await page.goto(`${new URL(t.url).origin}/debugger`);
+    await page.fill('#token', w.customer);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#conn.on', { timeout: 10_000 });
+    const options = () => page.locator('#assistant option').count();
+    expect(await options()).toBe(100);
+    await page.click('#assistant-more');
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
+        ).document.querySelectorAll('#assistant option').length === 150,
+    );
+    expect(await page.isHidden('#assistant-more')).toBe(true);
+
+    // On a fresh page, the find box reads further pages until it finds the one asked for.
+    const fresh = await browser.newPage();
+    await fresh.goto(`${new URL(t.url).origin}/debugger`);
+    await fresh.fill('#token', w.customer);
+    await fresh.click('button[type=submit]');
+    await fresh.waitForSelector('#conn.on', { timeout: 10_000 });
+    await fresh.fill('#assistant-find', 'assistant 149');
+    await fresh.waitForFunction(() => {
+      const d = (
+        globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
+      ).document;
+      return d.querySelector('#assistant option:checked')?.textContent === 'Extra assistant 149';
+    });
+    expect(await fresh.locator('#assistant option').count()).toBe(1);
+    await page.close();
+    await fresh.close();
   });
 });
