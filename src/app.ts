@@ -22,6 +22,7 @@ import { oauthRoutes } from './oauth/callback.js';
 import { OAuthService } from './oauth/oauth.service.js';
 import { DescriptionPool } from './openapi/pool.js';
 import { debuggerRoutes } from './http/debugger-routes.js';
+import { explorer } from './http/explorer-routes.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -171,10 +172,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const firstAdminToken =
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
+    const graphiql = config.graphiql ? explorer() : null;
     const http = await startHttpServer(services, schema, {
       port: config.port,
       host: config.host,
-      routes: { ...oauthRoutes(services), ...debuggerRoutes() },
+      routes: { ...oauthRoutes(services), ...debuggerRoutes(), ...(graphiql?.routes ?? {}) },
+      explorer: graphiql?.page,
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();
