@@ -19,9 +19,11 @@ import {
   CredentialKind,
 } from '../connections/connection.entity.js';
 import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
+import { holdsFor, isKeyCredential } from '../connections/key-origins.js';
+import { descriptionDeps } from '../connections/source-origins.js';
+import { checkUrl } from '../http/url-policy.js';
 import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
-import { isOutboundError } from '../http/outbound.js';
 import { Operation, type RiskLevel } from '../operations/operation.entity.js';
 import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
@@ -33,7 +35,12 @@ import {
   type DiscoveryTrigger,
   type SkippedItem,
 } from './discovery-run.entity.js';
-import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+import {
+  reconcile,
+  type DiscoveredOperation,
+  type ReviewReasonDraft,
+  type StoredOperation,
+} from './reconcile.js';
 import { DISCOVERY_INTERRUPTED } from './recovery.js';
 import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
@@ -160,33 +167,7 @@ async function readOpenApi(
     source = { text: connection.descriptionText };
   }
   // Parsed and converted on a worker thread: a large description never stalls the event loop.
-  const loaded = await services.descriptions.load(
-    source,
-    {
-      fetchText: async (url, maxBytes) => {
-        try {
-          return await services.outbound.fetchText(url, maxBytes);
-        } catch (err) {
-          if (isOutboundError(err) && err.code === 'BODY_TOO_LARGE') {
-            throw new AppError(
-              'DESCRIPTION_TOO_LARGE',
-              `the description at ${url} is larger than ${maxBytes} bytes`,
-              { cause: err },
-            );
-          }
-          if (isOutboundError(err) && err.code === 'HTTP_STATUS') {
-            throw new AppError(
-              'DESCRIPTION_FETCH_FAILED',
-              `fetching the description failed: ${err.message}`,
-              { cause: err },
-            );
-          }
-          throw err;
-        }
-      },
-    },
-    connection.baseUrl,
-  );
+  const loaded = await services.descriptions.load(source, descriptionDeps(services), connection.baseUrl);
   const converted = loaded.conversion;
   return {
     operations: converted.operations.map((o) => ({
@@ -198,6 +179,7 @@ async function readOpenApi(
       risk: o.risk,
       idempotent: false,
       binding: o.binding,
+      ...(o.basePlaceholder === undefined ? {} : { basePlaceholder: o.basePlaceholder }),
     })),
     skipped: converted.skipped.map((s) => ({
       name: s.name,
@@ -398,6 +380,25 @@ export class DiscoveryService {
     );
   }
 
+  /**
+   * Why an operation must be held (see `key-origins.ts`): its calls would go to an origin the
+   * connection's key was not given for, or its base address cannot be called (a placeholder, or
+   * refused by the outbound policy, such as plain `http`) and no `baseUrl` override is set.
+   */
+  private holdsOf(connection: Connection, op: DiscoveredOperation): ReviewReasonDraft[] {
+    const base = op.binding?.baseUrl ?? connection.endpointUrl;
+    if (base === null) return [];
+    const keyOrigins = isKeyCredential(connection.credentialKind)
+      ? (connection.credentialOrigins ?? [])
+      : null;
+    let refused: string | null = null;
+    if (op.binding !== null && connection.baseUrl === null) {
+      const check = checkUrl(base, this.services.config.outbound);
+      if (!check.ok) refused = `${JSON.stringify(base)} ${check.message}`;
+    }
+    return holdsFor({ base, placeholder: op.basePlaceholder ?? null, refused }, keyOrigins);
+  }
+
   /** Plans and applies under the connection's row lock; returns the ids of added and changed operations. */
   private async apply(
     connectionId: string,
@@ -449,9 +450,10 @@ export class DiscoveryService {
       );
       for (const row of keyRows) taken.add(row.key);
 
+      // Holds are judged under the lock, against the key's origins as they are now.
       const plan = reconcile(
         stored.map((o) => toStored(o, reasonsOf.get(o.id) ?? [])),
-        listing.operations,
+        listing.operations.map((op) => ({ ...op, holds: this.holdsOf(connection, op) })),
         { connectionSlug: connection.slug, takenKeys: taken },
       );
       const byId = new Map(stored.map((o) => [o.id, o]));
@@ -481,6 +483,20 @@ export class DiscoveryService {
           op.enabled = false;
           op.needsReview = true;
         }
+        for (const reason of update.resolved) {
+          const open = (reasonsOf.get(op.id) ?? []).filter(
+            (r) => r.code === reason.code && r.detail === reason.detail,
+          );
+          for (const r of open) {
+            r.resolvedAt = new Date();
+            r.resolvedBy = principal.label;
+          }
+        }
+        if (update.release) {
+          // Held only by conditions that have cleared: it starts again as a new operation would.
+          op.needsReview = false;
+          op.enabled = op.risk === 'READ';
+        }
         for (const reason of update.newReasons) {
           tx.persist(
             new ReviewReason(
@@ -508,7 +524,18 @@ export class DiscoveryService {
         op.annotations = add.op.annotations;
         op.binding = add.op.binding;
         op.idempotent = add.op.idempotent;
+        op.needsReview = add.reasons.length > 0;
         tx.persist(op);
+        for (const reason of add.reasons) {
+          tx.persist(
+            new ReviewReason(
+              tx.getReference(Operation, op.id, { wrapped: true }),
+              reason.code as ReviewCode,
+              reason.detail,
+              runRef,
+            ),
+          );
+        }
         changed.push(op.id);
       }
 
