@@ -30,11 +30,14 @@ import { visible } from '../graphql/visible.js';
 import { ConnectionFilterArgs, connectionFilters } from '../graphql/filters.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
+import { Notifier } from '../db/notifier.js';
+import { announceToolChange } from '../turns/cache-signal.js';
+import { checkName, deleteWorkspace, renameWorkspace } from './lifecycle.js';
 import { Workspace } from './workspace.entity.js';
 
-export const WorkspaceConnection = connectionType('Workspace', Workspace);
-export const AssistantConnectionPage = connectionType('Assistant', Assistant);
-export const ConnectionConnection = connectionType('Connection', Connection);
+export const WorkspaceConnection = connectionType('Workspace', Workspace, { totalCount: true });
+export const AssistantConnectionPage = connectionType('Assistant', Assistant, { totalCount: true });
+export const ConnectionConnection = connectionType('Connection', Connection, { totalCount: true });
 export const AuditEventConnection = connectionType('AuditEvent', AuditEvent);
 
 @InputType()
@@ -52,11 +55,30 @@ export class CreateWorkspacePayload {
   userErrors!: UserError[];
 }
 
-export function checkName(name: string, field: string[]): UserError | null {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return new UserError(field, 'must not be empty', 'REQUIRED');
-  if (trimmed.length > 200) return new UserError(field, 'must be at most 200 characters', 'TOO_LONG');
-  return null;
+@InputType()
+export class RenameWorkspaceInput {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  name!: string;
+}
+
+@InputType()
+export class DeleteWorkspaceInput {
+  @Field(() => ID)
+  id!: string;
+}
+
+@ObjectType()
+export class DeleteWorkspacePayload {
+  @Field(() => ID, { nullable: true, description: 'The deleted workspace, or null when refused.' })
+  deletedWorkspaceId!: string | null;
+
+  @Field(() => [UserError], {
+    description: 'HAS_HISTORY: the workspace has recorded turns, which are kept; nothing was deleted.',
+  })
+  userErrors!: UserError[];
 }
 
 @Resolver(() => Workspace)
@@ -71,9 +93,15 @@ export class WorkspaceResolver {
     const scope = scopedWorkspace(ctx.principal!);
     const where: Record<string, unknown> = {};
     if (scope !== null) where.id = scope;
+    const all = { ...where };
     if (after) where.id = scope !== null ? { $eq: scope, $gt: after } : { $gt: after };
     const rows = await ctx.em.find(Workspace, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
-    return toPage(rows, limit, (w) => w.id);
+    return toPage(
+      rows,
+      limit,
+      (w) => w.id,
+      () => ctx.em.count(Workspace, all),
+    );
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
@@ -106,6 +134,48 @@ export class WorkspaceResolver {
     return { workspace, userErrors: [] };
   }
 
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => CreateWorkspacePayload, { description: 'Renames a workspace (audited).' })
+  async renameWorkspace(
+    @Arg('input', () => RenameWorkspaceInput) input: RenameWorkspaceInput,
+    @Ctx() ctx: Context,
+  ): Promise<CreateWorkspacePayload> {
+    const { id } = await visible<Workspace>(ctx, input.id, 'Workspace');
+    const error = checkName(input.name, ['input', 'name']);
+    if (error) return { workspace: null, userErrors: [error] };
+    return {
+      workspace: await renameWorkspace(ctx.em, ctx.principal!, id, input.name.trim()),
+      userErrors: [],
+    };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => DeleteWorkspacePayload, {
+    description:
+      'Deletes a workspace that has no recorded turns, with its assistants, connections, operations and API tokens; its audit trail stays. A workspace with history is refused (HAS_HISTORY).',
+  })
+  async deleteWorkspace(
+    @Arg('input', () => DeleteWorkspaceInput) input: DeleteWorkspaceInput,
+    @Ctx() ctx: Context,
+  ): Promise<DeleteWorkspacePayload> {
+    const workspace = await visible<Workspace>(ctx, input.id, 'Workspace');
+    const result = await deleteWorkspace(ctx.em, ctx.principal!, workspace.id);
+    if (!result.deleted) return { deletedWorkspaceId: null, userErrors: result.userErrors };
+    const sql = ctx.em.getConnection();
+    for (const tokenId of result.tokenIds) {
+      ctx.services.auth.forget(tokenId);
+      await Notifier.publishAuth(sql, { tokenId }).catch((err: unknown) =>
+        ctx.services.logger.warn({ err, tokenId }, 'could not announce a deleted token'),
+      );
+    }
+    await announceToolChange(ctx.services, sql, {
+      kind: 'workspace',
+      id: workspace.id,
+      workspaceId: workspace.id,
+    });
+    return { deletedWorkspaceId: workspace.nodeId, userErrors: [] };
+  }
+
   @FieldResolver(() => AssistantConnectionPage)
   async assistants(
     @Root() workspace: Workspace,
@@ -114,7 +184,12 @@ export class WorkspaceResolver {
   ): Promise<Page<Assistant>> {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.assistantsOfWorkspace.load({ parentId: workspace.id, limit, after });
-    return toPage(rows, limit, (a) => a.id);
+    return toPage(
+      rows,
+      limit,
+      (a) => a.id,
+      () => ctx.loaders.countAssistantsOfWorkspace.load({ parentId: workspace.id }),
+    );
   }
 
   @FieldResolver(() => ConnectionConnection, { description: 'Connections, filtered by status and kind.' })
@@ -124,13 +199,19 @@ export class WorkspaceResolver {
     @Ctx() ctx: Context,
   ): Promise<Page<Connection>> {
     const { limit, after } = pageWindow(args);
+    const filters = connectionFilters(args);
     const rows = await ctx.loaders.connectionsOfWorkspace.load({
       parentId: workspace.id,
       limit,
       after,
-      filters: connectionFilters(args),
+      filters,
     });
-    return toPage(rows, limit, (c) => c.id);
+    return toPage(
+      rows,
+      limit,
+      (c) => c.id,
+      () => ctx.loaders.countConnectionsOfWorkspace.load({ parentId: workspace.id, filters }),
+    );
   }
 
   @FieldResolver(() => OperationConnection, { description: 'Every operation of the workspace, filtered.' })
@@ -140,13 +221,19 @@ export class WorkspaceResolver {
     @Ctx() ctx: Context,
   ): Promise<Page<Operation>> {
     const { limit, after } = pageWindow(args);
+    const filters = operationFilters(args);
     const rows = await ctx.loaders.operationsOfWorkspace.load({
       parentId: workspace.id,
       limit,
       after,
-      filters: operationFilters(args),
+      filters,
     });
-    return toPage(rows, limit, (o) => o.id);
+    return toPage(
+      rows,
+      limit,
+      (o) => o.id,
+      () => ctx.loaders.countOperationsOfWorkspace.load({ parentId: workspace.id, filters }),
+    );
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
