@@ -6,7 +6,8 @@ import { resolveSecretKey } from './connections/secret-key.js';
 import { SecretBox } from './connections/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
-import { migrate, openOrm } from './db/orm.js';
+import { currentUser, migrate, openOrm } from './db/orm.js';
+import { grantServiceRole, ROLE_PROBLEMS_SQL, roleWarning, type RoleProblems } from './db/roles.js';
 import { DiscoveryService } from './discovery/discover.js';
 import { closeInterruptedRuns } from './discovery/recovery.js';
 import { announceToolChange } from './turns/cache-signal.js';
@@ -52,19 +53,47 @@ export async function openDatabase(
 ): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string }> {
   let embedded: EmbeddedPostgres | null = null;
   let url = config.databaseUrl;
+  // The owner's URL when migrations run apart from the service (README, "Two database roles").
+  let ownerUrl = config.migrationDatabaseUrl;
   if (url === null) {
     embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg));
-    url = embedded.url;
+    url = embedded.serviceUrl;
+    ownerUrl = embedded.url;
   }
   try {
+    if (ownerUrl !== null) await migrateAsOwner(ownerUrl, url, logger);
     const orm = await openOrm({ databaseUrl: url, onQuery });
-    const applied = await migrate(orm);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    if (ownerUrl === null) {
+      const applied = await migrate(orm).catch(async (err: unknown) => {
+        await orm.close();
+        throw err;
+      });
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    }
     return { orm, embedded, url };
   } catch (err) {
     await embedded?.stop();
     throw err;
   }
+}
+
+/** Migrates as the owner, then grants the service's role (the one `serviceUrl` logs in as) its privileges. */
+async function migrateAsOwner(ownerUrl: string, serviceUrl: string, logger: Logger): Promise<void> {
+  const owner = await openOrm({ databaseUrl: ownerUrl, poolMax: 1 });
+  try {
+    const applied = await migrate(owner);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  } finally {
+    await owner.close();
+  }
+  await grantServiceRole(ownerUrl, await currentUser(serviceUrl));
+}
+
+/** Warns once when the service's own connection could rewrite the ledger. */
+async function warnAboutRole(orm: MikroORM, logger: Logger): Promise<void> {
+  const rows = await orm.em.getConnection().execute<RoleProblems[]>(ROLE_PROBLEMS_SQL);
+  const warning = rows[0] ? roleWarning(rows[0]) : null;
+  if (warning !== null) logger.warn(warning);
 }
 
 /** On first start against a database with no tokens: mint an admin token, print it once, keep it. */
@@ -107,6 +136,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery);
   const notifier = new Notifier(url, logger);
   try {
+    await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
     const outbound = new OutboundClient({
       allowHosts: config.outbound.allowHosts,

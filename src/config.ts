@@ -59,6 +59,11 @@ export interface Config {
   env: 'production' | 'development' | 'test';
   /** Unset: embedded PostgreSQL under `dataDir`. */
   databaseUrl: string | null;
+  /**
+   * The owner's URL, used only to migrate and then grant the service's role (DATABASE_URL's) what it
+   * needs; null: migrations run on DATABASE_URL (or, embedded, as the cluster's owner).
+   */
+  migrationDatabaseUrl: string | null;
   port: number;
   host: string;
   dataDir: string;
@@ -142,19 +147,17 @@ function parseSecretKey(raw: string | undefined): Buffer | null {
   return key;
 }
 
-function parseDatabaseUrl(raw: string | undefined): string | null {
+function parseDatabaseUrl(raw: string | undefined, name = 'DATABASE_URL'): string | null {
   if (raw === undefined || raw === '') return null;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     // The value may hold a password: never echo it.
-    throw new ConfigError('DATABASE_URL is not a valid URL');
+    throw new ConfigError(`${name} is not a valid URL`);
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(
-      `DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`,
-    );
+    throw new ConfigError(`${name} must start with postgres:// or postgresql://, got "${url.protocol}//"`);
   }
   return raw;
 }
@@ -219,12 +222,20 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`PUBLIC_URL must be an http(s) address, got "${publicUrl}"`);
   }
   const secretKey = parseSecretKey(env.SECRET_KEY);
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
+  const migrationDatabaseUrl = parseDatabaseUrl(env.MIGRATION_DATABASE_URL, 'MIGRATION_DATABASE_URL');
+  if (migrationDatabaseUrl !== null && databaseUrl === null) {
+    throw new ConfigError(
+      'MIGRATION_DATABASE_URL needs DATABASE_URL (the embedded default already migrates as the owner)',
+    );
+  }
   if (secretKey === null && nodeEnv === 'production') {
     throw new ConfigError('SECRET_KEY must be set when NODE_ENV=production');
   }
   return {
     env: nodeEnv,
-    databaseUrl: parseDatabaseUrl(env.DATABASE_URL),
+    databaseUrl,
+    migrationDatabaseUrl,
     port,
     host,
     dataDir: resolve(env.DATA_DIR && env.DATA_DIR !== '' ? env.DATA_DIR : DEFAULT_DATA_DIR),

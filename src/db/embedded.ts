@@ -18,6 +18,7 @@ import { createServer } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { EMBEDDED_SERVICE_ROLE, ensureLoginRole, generatePassword } from './roles.js';
 
 export const DEFAULT_EMBEDDED_PORT = 54_329;
 const DEFAULT_START_TIMEOUT_MS = 60_000; // initdb + start on a cold, busy machine
@@ -25,12 +26,18 @@ const DATABASE_NAME = 'connected_tools';
 
 interface EmbeddedState {
   port: number;
+  /** The cluster owner's (`postgres`, a superuser): migrations and grants only. */
   password: string;
+  /** The service role's (EMBEDDED_SERVICE_ROLE): everything else. Never logged. */
+  servicePassword?: string;
   pgdata: string;
 }
 
 export interface EmbeddedPostgres {
+  /** As the cluster's owner (a superuser): for migrations and grants, never for serving. */
   url: string;
+  /** As the service's role, which owns nothing and may only insert into and read the ledger. */
+  serviceUrl: string;
   stop(): Promise<void>;
 }
 
@@ -160,9 +167,17 @@ export async function startEmbeddedPostgres(
   }
   const state: EmbeddedState = {
     port: saved?.port ?? DEFAULT_EMBEDDED_PORT,
-    password: saved?.password ?? randomBytes(18).toString('base64url'),
+    password: saved?.password ?? generatePassword(),
+    servicePassword: saved?.servicePassword ?? generatePassword(),
     pgdata,
   };
+  const urls = (port: number): { url: string; serviceUrl: string; adminUrl: string } => ({
+    url: `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${DATABASE_NAME}`,
+    serviceUrl: `postgres://${EMBEDDED_SERVICE_ROLE}:${encodeURIComponent(state.servicePassword!)}@127.0.0.1:${port}/${DATABASE_NAME}`,
+    adminUrl: `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/postgres`,
+  });
+  if (saved !== null && saved.servicePassword === undefined)
+    await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
   const bin = await usableBinaries(ids);
 
   if (!(await exists(join(pgdata, 'PG_VERSION')))) {
@@ -201,9 +216,10 @@ export async function startEmbeddedPostgres(
   // share it rather than fail on its lock file, and leave stopping it to its owner.
   const running = await runningPort(pgdata);
   if (running !== null) {
-    const url = `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${running}/${DATABASE_NAME}`;
+    const { url, serviceUrl, adminUrl } = urls(running);
+    await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
     log(`embedded PostgreSQL already running on 127.0.0.1:${running}; sharing it`);
-    return { url, stop: async () => undefined };
+    return { url, serviceUrl, stop: async () => undefined };
   }
 
   if (!(await portIsFree(state.port))) state.port = await anyFreePort();
@@ -225,15 +241,15 @@ export async function startEmbeddedPostgres(
   );
   await waitUntilReady(child);
 
-  const url = `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${DATABASE_NAME}`;
-  await ensureDatabase(
-    `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`,
-  );
+  const { url, serviceUrl, adminUrl } = urls(state.port);
+  await ensureDatabase(adminUrl);
+  await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
   log(`embedded PostgreSQL listening on 127.0.0.1:${state.port}`);
 
   let stopped: Promise<void> | null = null;
   return {
     url,
+    serviceUrl,
     stop: () => {
       stopped ??= new Promise<void>((resolveStop) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolveStop();

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
 import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations.js';
@@ -55,4 +56,16 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
 
 export async function pendingMigrations(orm: MikroORM): Promise<number> {
   return (await orm.getMigrator().getPendingMigrations()).length;
+}
+
+/** The role a URL logs in as (a URL may leave the user to the environment). */
+export async function currentUser(databaseUrl: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ user: string }>('select current_user as "user"');
+    return rows[0]!.user;
+  } finally {
+    await client.end();
+  }
 }

@@ -11,11 +11,10 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../project-root.js';
 import type { RouteHandler } from './server.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const WEB = join(here, '..', '..', 'web', 'debugger');
+const WEB = join(PROJECT_ROOT, 'web', 'debugger');
 
 /** Strict: only this origin's scripts, styles and sockets; no inline code, no framing. */
 export const DEBUGGER_CSP = [

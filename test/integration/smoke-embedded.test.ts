@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -82,6 +83,27 @@ async function viewer(url: string, token: string): Promise<unknown> {
   return res.json();
 }
 
+/** The roles the running service's connections log in as, read as the cluster's owner. */
+async function serviceRoles(): Promise<{ usename: string; rolsuper: boolean }[]> {
+  const state = JSON.parse(await readFile(join(dataDir, 'embedded-postgres.json'), 'utf8')) as {
+    port: number;
+    password: string;
+  };
+  const client = new pg.Client({
+    connectionString: `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/connected_tools`,
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ usename: string; rolsuper: boolean }>(
+      `select distinct a.usename, r.rolsuper from pg_stat_activity a join pg_roles r on r.rolname = a.usename
+       where a.application_name like 'connected-tools:%'`,
+    );
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
 afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
@@ -102,6 +124,16 @@ describe('npm start on the embedded default', () => {
       expect(await viewer(first.url, token)).toEqual({
         data: { viewer: { role: 'ADMIN', label: 'first admin' } },
       });
+      // The service runs as a role that is no superuser (and so cannot switch the ledger's triggers off).
+      expect(await serviceRoles()).toEqual([{ usename: 'connected_tools_service', rolsuper: false }]);
+      expect(first.stdout()).not.toContain('append-only ledger');
+      expect(first.stdout()).not.toContain(
+        (
+          JSON.parse(await readFile(join(dataDir, 'embedded-postgres.json'), 'utf8')) as {
+            servicePassword: string;
+          }
+        ).servicePassword,
+      );
       // `npm run token` while the server runs shares its embedded cluster instead of failing on it.
       const minted = await mintWithScript(['--role', 'operator', '--label', 'second person']);
       expect(minted).toMatch(/^ctk_/);
