@@ -22,6 +22,7 @@ import { oauthRoutes } from './oauth/callback.js';
 import { OAuthService } from './oauth/oauth.service.js';
 import { DescriptionPool } from './openapi/pool.js';
 import { debuggerRoutes } from './http/debugger-routes.js';
+import { explorer } from './http/explorer-routes.js';
 import { metricsRoutes } from './http/metrics-route.js';
 import { Metrics } from './metrics/metrics.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
@@ -187,10 +188,17 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const firstAdminToken =
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
+    const graphiql = config.graphiql ? explorer() : null;
     const http = await startHttpServer(services, schema, {
       port: config.port,
       host: config.host,
-      routes: { ...oauthRoutes(services), ...debuggerRoutes(), ...metricsRoutes(services) },
+      routes: {
+        ...oauthRoutes(services),
+        ...debuggerRoutes(),
+        ...(graphiql?.routes ?? {}),
+        ...metricsRoutes(services),
+      },
+      explorer: graphiql?.page,
     });
     services.metrics.attach({
       toolCache: () => services.toolCache,

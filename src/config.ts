@@ -94,6 +94,8 @@ export interface Config {
   descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
   builtInTools: DeclaredTool[];
+  /** GraphiQL at `GET /graphql` for a browser (`GRAPHIQL`, off by default in production). */
+  graphiql: boolean;
   /** What one caller may send (README, "Limits"). */
   limits: Limits;
 }
@@ -267,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     discoveryDeadlineMs: int(env, 'DISCOVERY_DEADLINE_MS', DEFAULT_DISCOVERY_DEADLINE_MS, 1_000, 3_600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
+    graphiql: bool(env, 'GRAPHIQL', nodeEnv !== 'production'),
     descriptions: {
       workers: int(env, 'DESCRIPTION_WORKERS', DEFAULT_DESCRIPTION_WORKERS, 1, 8),
       timeoutMs: int(env, 'DESCRIPTION_TIMEOUT_MS', DEFAULT_DESCRIPTION_TIMEOUT_MS, 100, 600_000),

@@ -22,18 +22,29 @@ import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
 import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
 import { isOutboundError } from '../http/outbound.js';
-import { Operation, type RiskLevel } from '../operations/operation.entity.js';
+import { Operation } from '../operations/operation.entity.js';
 import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
-import { Workspace } from '../workspaces/workspace.entity.js';
 import {
   DiscoveryOutcome,
   DiscoveryRun,
   type DiscoveryTrigger,
   type SkippedItem,
 } from './discovery-run.entity.js';
-import { reconcile, type DiscoveredOperation, type StoredOperation } from './reconcile.js';
+import { uuidv7 } from '../db/ids.js';
+import {
+  deleteOperations,
+  insertOperations,
+  readStoredOperations,
+  updateOperations,
+} from './operation-rows.js';
+import {
+  reconcile,
+  type DiscoveredOperation,
+  type ReviewReasonDraft,
+  type StoredOperation,
+} from './reconcile.js';
 import { DISCOVERY_INTERRUPTED } from './recovery.js';
 import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
@@ -211,24 +222,11 @@ async function readOpenApi(
   };
 }
 
-function toStored(op: Operation, openReasons: ReviewReason[]): StoredOperation {
-  return {
-    id: op.id,
-    key: op.key,
-    name: op.name,
-    title: op.title,
-    description: op.description,
-    inputSchema: op.inputSchema,
-    annotations: op.annotations,
-    risk: op.risk,
-    sourceRisk: op.sourceRisk,
-    idempotent: op.idempotent,
-    binding: op.binding,
-    enabled: op.enabled,
-    riskSetByAdmin: op.riskSetByAdmin,
-    openReasons: openReasons.map((r) => ({ code: r.code, detail: r.detail })),
-  };
-}
+/** Lets other work (health checks, tool calls) run between the apply step's CPU-heavy pieces. */
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Operations read back for the caller this many at a time, yielding between batches. */
+const READ_BACK_BATCH = 50;
 
 /** A message for people: our own coded errors as they are, anything else masked. Exported for tests. */
 export function describeFailure(err: unknown): { code: string; message: string } {
@@ -336,9 +334,7 @@ export class DiscoveryService {
       const fresh = orm.em.fork();
       return {
         run: await fresh.findOneOrFail(DiscoveryRun, { id: run.id }),
-        changed: changed.length
-          ? await fresh.find(Operation, { id: { $in: changed } }, { orderBy: { id: 'asc' } })
-          : [],
+        changed: await this.readBack(fresh, changed),
       };
     } catch (caught) {
       const err = isDatabaseTimeout(caught) ? deadlineExceeded(config.discoveryDeadlineMs) : caught;
@@ -408,6 +404,26 @@ export class DiscoveryService {
     );
   }
 
+  /**
+   * The changed operations as entities, in id order. Hydrating hundreds of large schemas at once
+   * would hold the event loop, so they are read in batches with a yield between them.
+   */
+  private async readBack(em: EntityManager, ids: string[]): Promise<Operation[]> {
+    const sorted = [...ids].sort();
+    const out: Operation[] = [];
+    for (let i = 0; i < sorted.length; i += READ_BACK_BATCH) {
+      if (i > 0) await yieldToLoop();
+      out.push(
+        ...(await em.find(
+          Operation,
+          { id: { $in: sorted.slice(i, i + READ_BACK_BATCH) } },
+          { orderBy: { id: 'asc' } },
+        )),
+      );
+    }
+    return out;
+  }
+
   /** Plans and applies under the connection's row lock; returns the ids of added and changed operations. */
   private async apply(
     connectionId: string,
@@ -444,12 +460,19 @@ export class DiscoveryService {
           'a discovery that started later has already applied a newer listing; this run changed nothing',
         );
       }
-      const stored = await tx.find(Operation, { connection: connectionId }, { orderBy: { id: 'asc' } });
-      const reasons = stored.length
-        ? await tx.find(ReviewReason, { operation: { $in: stored.map((o) => o.id) }, resolvedAt: null })
+      // Rows, not entities: see operation-rows.ts for why the ORM stays out of this step.
+      const rows = await readStoredOperations(tx, connectionId);
+      const reasons = rows.length
+        ? await tx.find(ReviewReason, { operation: { $in: rows.map((o) => o.id) }, resolvedAt: null })
         : [];
-      const reasonsOf = new Map<string, ReviewReason[]>();
-      for (const r of reasons) reasonsOf.set(r.operation.id, [...(reasonsOf.get(r.operation.id) ?? []), r]);
+      const reasonsOf = new Map<string, ReviewReasonDraft[]>();
+      for (const r of reasons) {
+        const list = reasonsOf.get(r.operation.id) ?? [];
+        list.push({ code: r.code, detail: r.detail });
+        reasonsOf.set(r.operation.id, list);
+      }
+      const stored: StoredOperation[] = rows.map((o) => ({ ...o, openReasons: reasonsOf.get(o.id) ?? [] }));
+      await yieldToLoop();
 
       // Keys in use anywhere in the workspace, and keys that call history still names, are taken.
       const taken = new Set<string>();
@@ -459,12 +482,11 @@ export class DiscoveryService {
       );
       for (const row of keyRows) taken.add(row.key);
 
-      const plan = reconcile(
-        stored.map((o) => toStored(o, reasonsOf.get(o.id) ?? [])),
-        listing.operations,
-        { connectionSlug: connection.slug, takenKeys: taken },
-      );
-      const byId = new Map(stored.map((o) => [o.id, o]));
+      const plan = reconcile(stored, listing.operations, {
+        connectionSlug: connection.slug,
+        takenKeys: taken,
+      });
+      await yieldToLoop();
       const run = await tx.findOneOrFail(DiscoveryRun, { id: runId });
       if (run.outcome !== DiscoveryOutcome.RUNNING) {
         throw new AppError(
@@ -473,56 +495,53 @@ export class DiscoveryService {
         );
       }
       const runRef = tx.getReference(DiscoveryRun, runId, { wrapped: true });
+      const now = new Date();
       const changed: string[] = [];
 
-      for (const gone of plan.remove) tx.remove(byId.get(gone.id)!);
-      for (const update of plan.update) {
-        if (!update.changed) continue;
-        const op = byId.get(update.id)!;
-        op.title = update.after.title;
-        op.description = update.after.description;
-        op.inputSchema = update.after.inputSchema;
-        op.annotations = update.after.annotations;
-        op.binding = update.after.binding;
-        op.risk = update.after.risk as RiskLevel;
-        op.sourceRisk = update.after.sourceRisk as RiskLevel;
-        op.idempotent = update.after.idempotent;
-        if (update.disable) {
-          op.enabled = false;
-          op.needsReview = true;
-        }
+      // Removed first, so that nothing new can collide with a row that is going.
+      await deleteOperations(
+        tx,
+        plan.remove.map((gone) => gone.id),
+      );
+      const updates = plan.update.filter((u) => u.changed);
+      await updateOperations(
+        tx,
+        updates.map((u) => ({
+          id: u.id,
+          fields: Object.fromEntries(u.changedFields.map((f) => [f, u.after[f]])),
+          hold: u.disable,
+        })),
+        now,
+      );
+      for (const update of updates) {
         for (const reason of update.newReasons) {
           tx.persist(
             new ReviewReason(
-              tx.getReference(Operation, op.id, { wrapped: true }),
+              tx.getReference(Operation, update.id, { wrapped: true }),
               reason.code as ReviewCode,
               reason.detail,
               runRef,
             ),
           );
         }
-        changed.push(op.id);
+        changed.push(update.id);
       }
-      for (const add of plan.add) {
-        const op = new Operation({
-          workspace: tx.getReference(Workspace, workspaceId, { wrapped: true }),
-          connection: tx.getReference(Connection, connectionId, { wrapped: true }),
-          key: add.key,
-          name: add.op.name,
-          inputSchema: add.op.inputSchema,
-          risk: add.op.risk as RiskLevel,
-          enabled: add.enabled,
-        });
-        op.title = add.op.title;
-        op.description = add.op.description;
-        op.annotations = add.op.annotations;
-        op.binding = add.op.binding;
-        op.idempotent = add.op.idempotent;
-        tx.persist(op);
-        changed.push(op.id);
-      }
+      const added = plan.add.map((add) => ({
+        id: uuidv7(),
+        key: add.key,
+        name: add.op.name,
+        title: add.op.title,
+        description: add.op.description,
+        inputSchema: add.op.inputSchema,
+        annotations: add.op.annotations,
+        binding: add.op.binding,
+        risk: add.op.risk,
+        idempotent: add.op.idempotent,
+        enabled: add.enabled,
+      }));
+      await insertOperations(tx, { workspaceId, connectionId }, added, now);
+      changed.push(...added.map((a) => a.id));
 
-      const now = new Date();
       connection.status = ConnectionStatus.READY;
       connection.lastDiscoveryAt = now;
       connection.lastDiscoveryError = null;

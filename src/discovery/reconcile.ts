@@ -94,6 +94,8 @@ export interface PlannedUpdate {
    * When false the update must be skipped, so an unchanged re-discovery writes nothing.
    */
   changed: boolean;
+  /** The fields of `after` that differ from `before` (JSON deep equality, key order ignored). */
+  changedFields: (keyof OperationFields)[];
 }
 
 export interface ReconcilePlan {
@@ -214,7 +216,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     (r) => !before.openReasons.some((open) => open.code === r.code && open.detail === r.detail),
   );
   const disable = triggered.length > 0;
-  const fieldsChanged = (Object.keys(after) as (keyof OperationFields)[]).some(
+  const changedFields = (Object.keys(after) as (keyof OperationFields)[]).filter(
     (field) => !jsonEqual(before[field], after[field]),
   );
 
@@ -224,7 +226,8 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     after,
     disable,
     newReasons,
-    changed: fieldsChanged || newReasons.length > 0 || (disable && before.enabled),
+    changed: changedFields.length > 0 || newReasons.length > 0 || (disable && before.enabled),
+    changedFields,
   };
 }
 
@@ -307,16 +310,27 @@ function describeEndpoint(binding: OpenApiBinding | null): string {
  * `undefined` counts as absent, as in the JSON that the database stores. Array order matters.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
+  // Loops rather than every/filter: a re-discovery compares megabytes of schemas on the event loop.
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => jsonEqual(item, b[i]));
+  const isArray = Array.isArray(a);
+  if (isArray !== Array.isArray(b)) return false;
+  if (isArray) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!jsonEqual(x[i], y[i])) return false;
+    return true;
   }
-  const aRecord = a as Record<string, unknown>;
-  const bRecord = b as Record<string, unknown>;
-  const aKeys = Object.keys(aRecord).filter((k) => aRecord[k] !== undefined);
-  const bKeys = Object.keys(bRecord).filter((k) => bRecord[k] !== undefined);
-  if (aKeys.length !== bKeys.length) return false;
-  return aKeys.every((k) => Object.hasOwn(bRecord, k) && jsonEqual(aRecord[k], bRecord[k]));
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let defined = 0;
+  for (const k of Object.keys(x)) {
+    const v = x[k];
+    if (v === undefined) continue;
+    defined++;
+    if (!Object.hasOwn(y, k) || !jsonEqual(v, y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+  return defined === 0;
 }

@@ -5,7 +5,7 @@
  * token the person signs in with (kept in sessionStorage only).
  *
  * Each route is one fixed file: no path from the request reaches the file system, so there is
- * nothing to traverse. Files are read once, at start.
+ * nothing to traverse. Each file is read once, on its first request.
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,26 +28,33 @@ export const DEBUGGER_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-interface StaticFile {
+export interface StaticFile {
   body: Buffer;
   type: string;
 }
 
-function file(path: string, type: string): StaticFile {
-  return { body: readFileSync(path), type };
+/**
+ * One file, read on its first request and kept (a test app that never serves the page reads
+ * nothing). `path` may be a function, so that a package is resolved only then too.
+ */
+export function file(path: string | (() => string), type: string): () => StaticFile {
+  let loaded: StaticFile | null = null;
+  return () => (loaded ??= { body: readFileSync(typeof path === 'string' ? path : path()), type });
 }
 
-function serve(f: StaticFile): RouteHandler {
+/** One fixed file for GET and HEAD (405 otherwise), under the given Content-Security-Policy. */
+export function serve(load: () => StaticFile, csp: string = DEBUGGER_CSP): RouteHandler {
   return (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' });
       res.end('method not allowed');
       return Promise.resolve();
     }
+    const f = load();
     res.writeHead(200, {
       'content-type': f.type,
       'content-length': f.body.length,
-      'content-security-policy': DEBUGGER_CSP,
+      'content-security-policy': csp,
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
@@ -57,10 +64,14 @@ function serve(f: StaticFile): RouteHandler {
   };
 }
 
+/** A file inside an installed npm package, resolved when first asked for. */
+export function packageFile(pkg: string, ...path: string[]): () => string {
+  return () => join(dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), ...path);
+}
+
 /** The page's routes, to mount next to the others. */
 export function debuggerRoutes(): Record<string, RouteHandler> {
-  const require = createRequire(import.meta.url);
-  const graphqlWs = join(dirname(require.resolve('graphql-ws/package.json')), 'umd', 'graphql-ws.js');
+  const graphqlWs = packageFile('graphql-ws', 'umd', 'graphql-ws.js');
   const html = serve(file(join(WEB, 'index.html'), 'text/html; charset=utf-8'));
   return {
     '/debugger': html,

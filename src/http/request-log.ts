@@ -27,6 +27,7 @@ const FIXED_ROUTES = new Set(['/graphql', '/healthz', '/readyz', '/metrics', '/o
 export function routeOf(pathname: string): string {
   if (FIXED_ROUTES.has(pathname)) return pathname;
   if (pathname === '/debugger' || pathname.startsWith('/debugger/')) return '/debugger';
+  if (pathname.startsWith('/graphiql/')) return '/graphiql';
   return 'other';
 }
 

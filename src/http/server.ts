@@ -23,6 +23,7 @@ import { checkInputStrings } from '../graphql/input-strings.js';
 import { SubscriptionQuota, type QuotaRefusal } from '../graphql/subscription-quota.js';
 import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
 import type { Services } from '../services.js';
+import { wantsExplorer } from './explorer-routes.js';
 import { isAppError } from '../errors.js';
 import {
   actorOf,
@@ -150,7 +151,13 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
 export async function startHttpServer(
   services: Services,
   schema: GraphQLSchema,
-  options: { port: number; host: string; routes?: Record<string, RouteHandler> },
+  options: {
+    port: number;
+    host: string;
+    routes?: Record<string, RouteHandler>;
+    /** The explorer page, answered before the token check to a browser's `GET /graphql` (wantsExplorer). */
+    explorer?: RouteHandler;
+  },
 ): Promise<HttpServer> {
   const { logger } = services;
   const httpServer = createServer();
@@ -380,6 +387,9 @@ export async function startHttpServer(
     const route = routes[url.pathname];
     if (route) return route(req, res, url);
     if (url.pathname !== GRAPHQL_PATH) return sendJson(res, 404, { error: 'not found' });
+    // A static page: nothing of the request is executed, and a GET that names a query goes on below.
+    if (options.explorer && wantsExplorer(req.method, req.headers.accept, url.searchParams))
+      return options.explorer(req, res, url);
 
     // The token first, from the headers alone: nothing of an unauthenticated request is read or parsed.
     const token = bearerToken(req.headers.authorization);

@@ -36,6 +36,7 @@
     $('signin').hidden = true;
     $('pick').hidden = false;
     $('signout').hidden = false;
+    $('explorer').hidden = false;
     gql('{ workspaces(first: 100) { nodes { id name } } }').then(function (d) {
       fill($('workspace'), d.workspaces.nodes);
       loadAssistants();

@@ -295,6 +295,24 @@ describe('reconcile: open reasons', () => {
   });
 });
 
+describe('reconcile: the fields an update writes', () => {
+  it('should name exactly the fields that differ, so that nothing else is written', () => {
+    const result = plan(
+      [kept('listPets', { description: 'old', inputSchema: schema('id') })],
+      [found('listPets', { description: 'new', inputSchema: schema('id', 'limit') })],
+    );
+    expect(result.update[0]?.changedFields.sort()).toEqual(['description', 'inputSchema']);
+  });
+
+  it('should name no field when only key order differs', () => {
+    const result = plan(
+      [kept('listPets', { inputSchema: { properties: { id: { type: 'string' } }, type: 'object' } })],
+      [found('listPets', { inputSchema: { type: 'object', properties: { id: { type: 'string' } } } })],
+    );
+    expect(result.update[0]).toMatchObject({ changedFields: [], changed: false });
+  });
+});
+
 describe('reconcile: unchanged re-discovery', () => {
   it.each<[string, Partial<StoredOperation>, Partial<DiscoveredOperation>]>([
     ['an MCP tool', {}, {}],
