@@ -38,15 +38,19 @@ async function plain(): Promise<void> {
   try {
     const found = await mcp.discover(ep);
     log(`discovered ${found.tools.length} tools from ${JSON.stringify(found.initialize.serverInfo)}`);
-    const add = found.tools.find((t) => t.name === 'add_numbers');
-    if (add) {
+    // The scenario's tool: `add_numbers` (tools_call) with its two numbers, else the first one listed
+    // (sse-retry's `test_reconnection`, elicitation's tool) with no arguments.
+    const tool = found.tools.find((t) => t.name === 'add_numbers') ?? found.tools[0];
+    if (tool) {
       const outcome = await mcp.callTool(
-        ep,
-        add.name,
-        { a: 2, b: 3 },
-        { risk: add.risk, idempotent: add.idempotent },
+        { ...ep, protocolVersion: found.initialize.protocolVersion },
+        tool.name,
+        tool.name === 'add_numbers' ? { a: 2, b: 3 } : {},
+        { risk: tool.risk, idempotent: tool.idempotent },
       );
-      log(`add_numbers: ${outcome.kind} ${JSON.stringify('content' in outcome ? outcome.content : outcome)}`);
+      log(
+        `${tool.name}: ${outcome.kind} ${JSON.stringify('content' in outcome ? outcome.content : outcome)}`,
+      );
       if (outcome.kind !== 'success') process.exitCode = 1;
     }
   } finally {

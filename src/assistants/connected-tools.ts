@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
 import { Connection } from '../connections/connection.entity.js';
@@ -9,7 +9,9 @@ import { Assistant } from './assistant.entity.js';
 
 /**
  * The customer's gate: turns a connection's tools on or off for one assistant. Idempotent: turning
- * on what is on, or off what is off, changes nothing and writes no audit row.
+ * on what is on, or off what is off, changes nothing and writes no audit row. The check and the
+ * change run in one transaction holding the assistant's row lock, so concurrent identical calls
+ * serialise: one changes the gate and writes its audit row, the others see it done.
  */
 export async function setConnectedTools(
   services: Pick<Services, 'toolCache'>,
@@ -19,37 +21,40 @@ export async function setConnectedTools(
   connection: Connection,
   enabled: boolean,
 ): Promise<boolean> {
-  const existing = await em.findOne(AssistantConnection, {
-    assistant: assistant.id,
-    connection: connection.id,
-  });
-  if (enabled === (existing !== null)) return false;
-  if (enabled) {
-    em.persist(
-      new AssistantConnection(
-        em.getReference(Assistant, assistant.id, { wrapped: true }),
-        em.getReference(Connection, connection.id, { wrapped: true }),
-        principal.label,
-      ),
+  const changed = await em.transactional(async (tx) => {
+    await tx.findOneOrFail(
+      Assistant,
+      { id: assistant.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
-  } else {
-    em.remove(existing!);
-  }
-  audit(em, principal, {
-    workspaceId: assistant.workspace.id,
-    action: enabled ? 'CONNECT_TOOLS' : 'DISCONNECT_TOOLS',
-    targetType: 'Assistant',
-    targetId: assistant.nodeId,
-    before: { connection: connection.nodeId, enabled: !enabled },
-    after: { connection: connection.nodeId, enabled },
+    const existing = await tx.findOne(
+      AssistantConnection,
+      { assistant: assistant.id, connection: connection.id },
+      { refresh: true },
+    );
+    if (enabled === (existing !== null)) return false;
+    if (enabled) {
+      tx.persist(
+        new AssistantConnection(
+          tx.getReference(Assistant, assistant.id, { wrapped: true }),
+          tx.getReference(Connection, connection.id, { wrapped: true }),
+          principal.label,
+        ),
+      );
+    } else {
+      tx.remove(existing!);
+    }
+    audit(tx, principal, {
+      workspaceId: assistant.workspace.id,
+      action: enabled ? 'CONNECT_TOOLS' : 'DISCONNECT_TOOLS',
+      targetType: 'Assistant',
+      targetId: assistant.nodeId,
+      before: { connection: connection.nodeId, enabled: !enabled },
+      after: { connection: connection.nodeId, enabled },
+    });
+    return true;
   });
-  try {
-    await em.flush();
-  } catch (err) {
-    // Two requests turning the same gate on at once: the other one won, which is what we wanted.
-    if (err instanceof UniqueConstraintViolationException) return false;
-    throw err;
-  }
+  if (!changed) return false;
   await announceToolChange(services, em.getConnection(), {
     kind: 'assistant',
     id: assistant.id,

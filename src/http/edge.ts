@@ -19,6 +19,23 @@ export function bodyLimitFor(role: Role, limits: Pick<Limits, 'maxBodyBytes' | '
   return role === Role.ADMIN || role === Role.OPERATOR ? limits.maxBodyBytesStaff : limits.maxBodyBytes;
 }
 
+/**
+ * The most one graphql-ws message may hold before the socket's `connection_init` was accepted:
+ * enough for a `connection_init` with a token, nothing to parse at length for a stranger.
+ */
+export const WS_UNACCEPTED_MAX_BYTES = 16 * 1024; // 16 KiB
+
+/**
+ * The most one graphql-ws message may hold: {@link WS_UNACCEPTED_MAX_BYTES} until the socket is
+ * accepted (`role` null), then the same cap as a request body of the socket's role.
+ */
+export function wsMessageLimitFor(
+  role: Role | null,
+  limits: Pick<Limits, 'maxBodyBytes' | 'maxBodyBytesStaff'>,
+): number {
+  return role === null ? WS_UNACCEPTED_MAX_BYTES : bodyLimitFor(role, limits);
+}
+
 /** A GraphQL-shaped error body, for refusals made before Apollo sees the request. */
 export function errorBody(code: string, message: string): string {
   return JSON.stringify({ errors: [{ message, extensions: { code } }] });

@@ -9,10 +9,10 @@ import {
   type GraphQLFormattedError,
   type GraphQLSchema,
 } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Role } from '../auth/api-token.entity.js';
 import { bearerToken } from '../auth/tokens.js';
 import { createContext, type Context } from '../graphql/context.js';
 import { unauthenticated } from '../graphql/errors.js';
@@ -21,7 +21,15 @@ import { pendingMigrations } from '../db/orm.js';
 import { parseBounded } from '../graphql/document-limits.js';
 import { checkInputStrings } from '../graphql/input-strings.js';
 import { SubscriptionQuota, type QuotaRefusal } from '../graphql/subscription-quota.js';
-import { bodyLimitFor, errorBody, readBody, refuseEarly, refuseUnauthenticated } from './edge.js';
+import {
+  bodyLimitFor,
+  errorBody,
+  readBody,
+  refuseEarly,
+  refuseUnauthenticated,
+  wsMessageLimitFor,
+} from './edge.js';
+import { useWsServer } from './ws-adapter.js';
 import type { Services } from '../services.js';
 import { wantsExplorer } from './explorer-routes.js';
 import { isAppError } from '../errors.js';
@@ -251,7 +259,12 @@ export async function startHttpServer(
       socket.close(4403, 'Forbidden: the API token is no longer valid');
     }
   });
-  const wsCleanup = useServer<Record<string, unknown>, { principal?: Context['principal']; token?: string }>(
+  /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
+  const acceptedRole = new WeakMap<WebSocket, Role>();
+  const wsCleanup = useWsServer<
+    Record<string, unknown>,
+    { principal?: Context['principal']; token?: string }
+  >(
     {
       schema,
       onConnect: async (ctx) => {
@@ -267,6 +280,7 @@ export async function startHttpServer(
         ctx.extra.token = token;
         sockets.set(ctx.extra.socket, token);
         socketTokens.set(ctx.extra.socket, principal.tokenId);
+        acceptedRole.set(ctx.extra.socket, principal.role);
         socketLog.accepted(ctx.extra.socket, ctx.extra.request, principal);
         return true;
       },
@@ -325,6 +339,12 @@ export async function startHttpServer(
       },
     },
     wsServer,
+    {
+      // Nothing of an unaccepted socket is parsed past a small cap; then its role's cap (README, "Limits").
+      maxMessageBytes: (socket) =>
+        wsMessageLimitFor(acceptedRole.get(socket) ?? null, services.config.limits),
+      onInternalError: (err) => logger.error({ err }, 'internal error on a graphql-ws socket'),
+    },
   );
   // Long-lived subscriptions outlive token checks on subscribe: drop sockets whose token was revoked.
   const revocationSweep = setInterval(() => {

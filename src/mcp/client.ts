@@ -10,7 +10,9 @@
  * stored version) and the credential; modern requests add `Mcp-Method`, `Mcp-Name` and `_meta`. An answer is plain JSON or an event stream; on a stream we take the message with our
  * id, skip notifications, empty events and other ids, answer the server's `ping`, and stop reading
  * once our answer arrives. Every answer is bounded in time (per attempt), bytes, events and line
- * length.
+ * length. A stream the server ends before our answer, after giving an event id, is resumed with a
+ * GET carrying `Last-Event-ID` after the server's `retry:` wait (2025-11-25 "Resumability and
+ * Redelivery"), at most `MAX_SSE_RESUMPTIONS` times and within the same per-attempt deadline.
  *
  * Sessions (DESIGN.md rule 6): this process keeps at most one session per connection id. A call
  * uses it when held, else goes without one; on 400 or 404 it runs `initialize` +
@@ -30,6 +32,7 @@
  * `REDIRECT_REFUSED`, `BODY_TOO_LARGE`) as it is.
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TRANSPORT_HEADER_NAMES } from '../connections/headers.js';
 import { AppError } from '../errors.js';
 import {
@@ -39,7 +42,7 @@ import {
   type OutboundResponse,
 } from '../http/outbound.js';
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
-import { parseSse, SseLimitError } from './sse.js';
+import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import {
   cacheHintsOf,
   describeInputRequests,
@@ -90,6 +93,16 @@ const SESSION_ID = /^[\x21-\x7e]{1,4096}$/;
 const ACCEPT = 'application/json, text/event-stream';
 /** Server requests (such as `ping`) answered per answer stream; more are ignored. */
 const MAX_SERVER_REQUESTS_ANSWERED = 8;
+/**
+ * Resumptions of one answer stream (2025-11-25 transports, "Resumability and Redelivery"): after a
+ * server closes the stream before our answer, having given an event id, we GET the endpoint with
+ * `Last-Event-ID` at most this many times, within the request's own deadline.
+ */
+export const MAX_SSE_RESUMPTIONS = 3;
+/** Wait before resuming when the server gave no `retry:`. */
+export const DEFAULT_SSE_RETRY_MS = 1_000; // 1 second
+/** A server's `retry:` is honoured up to this; longer waits are cut to it (the deadline still rules). */
+export const MAX_SSE_RETRY_MS = 30_000; // 30 seconds
 
 export type McpAuth =
   { kind: 'none' } | { kind: 'bearer'; token: string } | { kind: 'header'; name: string; value: string };
@@ -597,6 +610,7 @@ export class McpClient {
     wire?: Wire,
     onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
+    const deadline = performance.now() + timeoutMs;
     const headers = await this.#headers(ep, sessionId, wire);
     const res = await this.#outbound.request(ep.url, {
       method: 'POST',
@@ -621,7 +635,8 @@ export class McpClient {
       }
       return toReply(message, id, res);
     }
-    if (type === 'text/event-stream') return this.#readStream(ep, sessionId, id, res, onNotification);
+    if (type === 'text/event-stream')
+      return this.#readStream(ep, sessionId, id, res, { deadline, signal, wire }, onNotification);
     await res.dump();
     if (type === '' && (res.status === 202 || res.status === 204)) {
       return { type: 'protocol', problem: 'NO_RESPONSE', detail: `HTTP ${res.status} without an answer` };
@@ -633,20 +648,107 @@ export class McpClient {
     };
   }
 
+  /**
+   * Reads an answer stream until our answer. A stream the server ends before it, after giving an
+   * event id, is resumed: after the server's `retry:` (or `DEFAULT_SSE_RETRY_MS`), a GET with
+   * `Last-Event-ID` and the same session, whose stream is read the same way, at most
+   * `MAX_SSE_RESUMPTIONS` times and never past the request's deadline.
+   */
   async #readStream(
     ep: McpEndpoint,
     sessionId: string | undefined,
     id: number,
-    res: OutboundResponse,
+    first: OutboundResponse,
+    request: { deadline: number; signal: AbortSignal | undefined; wire: Wire | undefined },
     onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
-    let answered = 0;
+    const resume: SseResumeState = { lastEventId: undefined, reconnectMs: undefined };
+    const answered = { count: 0 };
+    let res = first;
+    for (let resumptions = 0; ; resumptions++) {
+      const reply = await this.#readEvents(ep, sessionId, id, res, resume, answered, onNotification);
+      if (reply !== null) return reply;
+      const ended = `the stream ended without the answer to id ${id}`;
+      if (resume.lastEventId === undefined)
+        return { type: 'protocol', problem: 'NO_RESPONSE', detail: ended };
+      if (resumptions >= MAX_SSE_RESUMPTIONS) {
+        return {
+          type: 'protocol',
+          problem: 'NO_RESPONSE',
+          detail: `${ended}, after ${MAX_SSE_RESUMPTIONS} resumptions`,
+        };
+      }
+      const next = await this.#resumeStream(ep, sessionId, resume, request);
+      if (typeof next === 'string') {
+        return { type: 'protocol', problem: 'NO_RESPONSE', detail: `${ended}, and ${next}` };
+      }
+      res = next;
+    }
+  }
+
+  /** The GET that resumes a stream, or why it could not. Throws `OutboundError` (timeout, abort). */
+  async #resumeStream(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    resume: SseResumeState,
+    request: { deadline: number; signal: AbortSignal | undefined; wire: Wire | undefined },
+  ): Promise<OutboundResponse | string> {
+    const wait = Math.min(resume.reconnectMs ?? DEFAULT_SSE_RETRY_MS, MAX_SSE_RETRY_MS);
+    const host = new URL(ep.url).hostname;
+    if (performance.now() + wait >= request.deadline) {
+      throw new OutboundError(
+        OutboundErrorCode.TIMEOUT,
+        `${host} closed the answer stream and asked to resume it after ${wait} ms, past the request's deadline`,
+        { reachedServer: true, data: { timeoutMs: Math.round(request.deadline - performance.now()) } },
+      );
+    }
     try {
-      const events = parseSse(res.body, {
-        maxLineBytes: this.#maxBodyBytes,
-        maxBytes: this.#maxBodyBytes,
-        maxEvents: this.#maxSseEvents,
-      });
+      await sleep(wait, undefined, { signal: request.signal });
+    } catch {
+      throw new OutboundError(OutboundErrorCode.ABORTED, 'the call was aborted', { reachedServer: true });
+    }
+    const headers = await this.#headers(ep, sessionId, request.wire && { version: request.wire.version });
+    delete headers['content-type'];
+    headers.accept = 'text/event-stream';
+    headers['last-event-id'] = resume.lastEventId!;
+    const res = await this.#outbound.request(ep.url, {
+      method: 'GET',
+      headers,
+      timeoutMs: Math.max(1, Math.floor(request.deadline - performance.now())),
+      maxBodyBytes: this.#maxBodyBytes,
+      signal: request.signal,
+    });
+    if (res.status < 200 || res.status >= 300) {
+      await res.dump();
+      return `resuming it with GET was answered HTTP ${res.status}`;
+    }
+    if (mediaType(res) !== 'text/event-stream') {
+      await res.dump();
+      return 'resuming it with GET was not answered with an event stream';
+    }
+    return res;
+  }
+
+  /** One stream's events: our answer, or null when the stream ended without it. */
+  async #readEvents(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    id: number,
+    res: OutboundResponse,
+    resume: SseResumeState,
+    answered: { count: number },
+    onNotification?: (method: string, params: unknown) => void,
+  ): Promise<Reply | null> {
+    try {
+      const events = parseSse(
+        res.body,
+        {
+          maxLineBytes: this.#maxBodyBytes,
+          maxBytes: this.#maxBodyBytes,
+          maxEvents: this.#maxSseEvents,
+        },
+        resume,
+      );
       for await (const event of events) {
         // Priming events and keep-alives carry no data.
         if (event.data === '') continue;
@@ -670,8 +772,12 @@ export class McpClient {
         if (typeof message.method === 'string') {
           // A request from the server: answer it so that it does not wait on us (a few per
           // stream, so a hostile stream cannot make us flood it). Notifications are skipped.
-          if (message.id !== undefined && message.id !== null && answered < MAX_SERVER_REQUESTS_ANSWERED) {
-            answered++;
+          if (
+            message.id !== undefined &&
+            message.id !== null &&
+            answered.count < MAX_SERVER_REQUESTS_ANSWERED
+          ) {
+            answered.count++;
             this.#answerServerRequest(ep, sessionId, message);
           } else if (message.id === undefined && onNotification) {
             try {
@@ -685,11 +791,7 @@ export class McpClient {
         if (message.id === id) return toReply(message, id, res);
         // An answer to another request of ours: not this one.
       }
-      return {
-        type: 'protocol',
-        problem: 'NO_RESPONSE',
-        detail: `the stream ended without the answer to id ${id}`,
-      };
+      return null;
     } catch (err) {
       if (err instanceof SseLimitError) {
         return { type: 'protocol', problem: 'SSE_LIMIT_EXCEEDED', detail: err.message };

@@ -67,6 +67,13 @@ export class SseParser {
   #event = '';
   #id: string | undefined = undefined;
   #retry: number | undefined = undefined;
+  /**
+   * The stream's last event ID (WHATWG: set when a block carrying `id:` ends, even one without
+   * data, such as a 2025-11-25 server's priming event; an empty `id:` clears it).
+   */
+  lastEventId: string | undefined = undefined;
+  /** The stream's reconnection time in ms, from the last valid `retry:` field. */
+  reconnectMs: number | undefined = undefined;
 
   constructor(limits: SseLimits = {}) {
     const {
@@ -145,6 +152,7 @@ export class SseParser {
       if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
     }
     if (line === '') {
+      if (this.#id !== undefined) this.lastEventId = this.#id === '' ? undefined : this.#id;
       if (this.#hasData) {
         if (++this.#events > this.#maxEvents) throw new SseLimitError('events', this.#maxEvents);
         out.push({
@@ -174,7 +182,7 @@ export class SseParser {
         if (!value.includes('\0')) this.#id = value;
         break;
       case 'retry':
-        if (/^\d+$/.test(value)) this.#retry = Number(value);
+        if (/^\d+$/.test(value)) this.#retry = this.reconnectMs = Number(value);
         break;
       default:
         break;
@@ -182,17 +190,33 @@ export class SseParser {
   }
 }
 
+/** What a client needs to resume a stream (2025-11-25 transports, "Resumability and Redelivery"). */
+export interface SseResumeState {
+  lastEventId: string | undefined;
+  reconnectMs: number | undefined;
+}
+
 /**
  * Parses a byte stream into events, lazily. Breaking out of the loop returns the source iterator,
- * which closes the underlying body.
+ * which closes the underlying body. `resume`, when given, follows the stream's last event ID and
+ * reconnection time as they change.
  */
 export async function* parseSse(
   source: AsyncIterable<Uint8Array>,
   limits: SseLimits = {},
+  resume?: SseResumeState,
 ): AsyncGenerator<SseEvent> {
   const parser = new SseParser(limits);
+  if (resume) {
+    parser.lastEventId = resume.lastEventId;
+    parser.reconnectMs = resume.reconnectMs;
+  }
   for await (const chunk of source) {
     const events = parser.push(chunk);
+    if (resume) {
+      resume.lastEventId = parser.lastEventId;
+      resume.reconnectMs = parser.reconnectMs;
+    }
     for (const event of events) yield event;
   }
   parser.end();

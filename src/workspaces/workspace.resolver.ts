@@ -30,6 +30,9 @@ import { visible } from '../graphql/visible.js';
 import { ConnectionFilterArgs, connectionFilters } from '../graphql/filters.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
+import { Notifier } from '../db/notifier.js';
+import { announceToolChange } from '../turns/cache-signal.js';
+import { checkName, deleteWorkspace, renameWorkspace } from './lifecycle.js';
 import { Workspace } from './workspace.entity.js';
 
 export const WorkspaceConnection = connectionType('Workspace', Workspace);
@@ -52,11 +55,30 @@ export class CreateWorkspacePayload {
   userErrors!: UserError[];
 }
 
-export function checkName(name: string, field: string[]): UserError | null {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return new UserError(field, 'must not be empty', 'REQUIRED');
-  if (trimmed.length > 200) return new UserError(field, 'must be at most 200 characters', 'TOO_LONG');
-  return null;
+@InputType()
+export class RenameWorkspaceInput {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  name!: string;
+}
+
+@InputType()
+export class DeleteWorkspaceInput {
+  @Field(() => ID)
+  id!: string;
+}
+
+@ObjectType()
+export class DeleteWorkspacePayload {
+  @Field(() => ID, { nullable: true, description: 'The deleted workspace, or null when refused.' })
+  deletedWorkspaceId!: string | null;
+
+  @Field(() => [UserError], {
+    description: 'HAS_HISTORY: the workspace has recorded turns, which are kept; nothing was deleted.',
+  })
+  userErrors!: UserError[];
 }
 
 @Resolver(() => Workspace)
@@ -104,6 +126,48 @@ export class WorkspaceResolver {
     });
     await ctx.em.flush();
     return { workspace, userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => CreateWorkspacePayload, { description: 'Renames a workspace (audited).' })
+  async renameWorkspace(
+    @Arg('input', () => RenameWorkspaceInput) input: RenameWorkspaceInput,
+    @Ctx() ctx: Context,
+  ): Promise<CreateWorkspacePayload> {
+    const { id } = await visible<Workspace>(ctx, input.id, 'Workspace');
+    const error = checkName(input.name, ['input', 'name']);
+    if (error) return { workspace: null, userErrors: [error] };
+    return {
+      workspace: await renameWorkspace(ctx.em, ctx.principal!, id, input.name.trim()),
+      userErrors: [],
+    };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => DeleteWorkspacePayload, {
+    description:
+      'Deletes a workspace that has no recorded turns, with its assistants, connections, operations and API tokens; its audit trail stays. A workspace with history is refused (HAS_HISTORY).',
+  })
+  async deleteWorkspace(
+    @Arg('input', () => DeleteWorkspaceInput) input: DeleteWorkspaceInput,
+    @Ctx() ctx: Context,
+  ): Promise<DeleteWorkspacePayload> {
+    const workspace = await visible<Workspace>(ctx, input.id, 'Workspace');
+    const result = await deleteWorkspace(ctx.em, ctx.principal!, workspace.id);
+    if (!result.deleted) return { deletedWorkspaceId: null, userErrors: result.userErrors };
+    const sql = ctx.em.getConnection();
+    for (const tokenId of result.tokenIds) {
+      ctx.services.auth.forget(tokenId);
+      await Notifier.publishAuth(sql, { tokenId }).catch((err: unknown) =>
+        ctx.services.logger.warn({ err, tokenId }, 'could not announce a deleted token'),
+      );
+    }
+    await announceToolChange(ctx.services, sql, {
+      kind: 'workspace',
+      id: workspace.id,
+      workspaceId: workspace.id,
+    });
+    return { deletedWorkspaceId: workspace.nodeId, userErrors: [] };
   }
 
   @FieldResolver(() => AssistantConnectionPage)

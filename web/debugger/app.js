@@ -37,10 +37,7 @@
     $('pick').hidden = false;
     $('signout').hidden = false;
     $('explorer').hidden = false;
-    gql('{ workspaces(first: 100) { nodes { id name } } }').then(function (d) {
-      fill($('workspace'), d.workspaces.nodes);
-      loadAssistants();
-    }).catch(signInFailed);
+    pickers.workspace.reset().then(loadAssistants).catch(signInFailed);
   }
 
   function signInFailed(err) {
@@ -51,21 +48,99 @@
     $('signin-error').textContent = err.message;
   }
 
-  function fill(select, items) {
-    select.textContent = '';
-    items.forEach(function (it) {
-      var o = el('option', null, it.name);
-      o.value = it.id;
-      select.appendChild(o);
+  var PAGE = 100;
+  /** Most pages a search reads on one keystroke before it asks for "More". */
+  var SEARCH_PAGES = 10;
+
+  /**
+   * A select that pages through a connection 100 at a time ("More") and narrows to what matches
+   * its find box; a search that matches nothing loaded reads further pages, a few at a time.
+   */
+  function picker(name, query, nodesOf) {
+    var select = $(name);
+    var find = $(name + '-find');
+    var more = $(name + '-more');
+    var p = { items: [], cursor: null, hasNext: false, generation: 0 };
+
+    function matches(it) {
+      var q = find.value.trim().toLowerCase();
+      return !q || it.name.toLowerCase().indexOf(q) >= 0 || it.id.toLowerCase() === q;
+    }
+
+    function render() {
+      var keep = select.value;
+      select.textContent = '';
+      var shown = p.items.filter(matches);
+      shown.forEach(function (it) {
+        var o = el('option', null, it.name);
+        o.value = it.id;
+        select.appendChild(o);
+      });
+      if (shown.some(function (it) { return it.id === keep; })) select.value = keep;
+      more.hidden = !p.hasNext;
+      more.textContent = 'More (' + p.items.length + ' loaded)';
+      return keep !== select.value;
+    }
+
+    function page() {
+      var generation = p.generation;
+      return gql(query, { first: PAGE, after: p.cursor, parent: p.parent }).then(function (d) {
+        if (generation !== p.generation) return false;
+        var conn = nodesOf(d);
+        p.items = p.items.concat(conn.nodes);
+        p.cursor = conn.pageInfo.endCursor;
+        p.hasNext = conn.pageInfo.hasNextPage;
+        return true;
+      });
+    }
+
+    /** Reads pages until something matches the find box (or SEARCH_PAGES were read). */
+    function seek(left) {
+      if (p.items.some(matches) || !p.hasNext || left <= 0) return Promise.resolve();
+      return page().then(function (fresh) { if (fresh) return seek(left - 1); });
+    }
+
+    function changed() {
+      if (render()) select.dispatchEvent(new Event('change'));
+    }
+
+    p.reset = function (parent) {
+      p.generation++;
+      p.items = [];
+      p.cursor = null;
+      p.hasNext = false;
+      p.parent = parent;
+      find.value = '';
+      return page().then(render);
+    };
+    more.addEventListener('click', function () {
+      page().then(changed).catch(showError);
     });
+    var typing = null;
+    find.addEventListener('input', function () {
+      clearTimeout(typing);
+      typing = setTimeout(function () {
+        seek(SEARCH_PAGES).then(changed).catch(showError);
+      }, 250);
+    });
+    return p;
   }
+
+  function showError(err) { $('signin-error').textContent = err.message; }
+
+  var pickers = {
+    workspace: picker('workspace',
+      'query($first: Int, $after: String) { workspaces(first: $first, after: $after) { nodes { id name } pageInfo { endCursor hasNextPage } } }',
+      function (d) { return d.workspaces; }),
+    assistant: picker('assistant',
+      'query($parent: ID!, $first: Int, $after: String) { workspace(id: $parent) { assistants(first: $first, after: $after) { nodes { id name } pageInfo { endCursor hasNextPage } } } }',
+      function (d) { return d.workspace.assistants; }),
+  };
 
   function loadAssistants() {
     var ws = $('workspace').value;
     if (!ws) return;
-    gql('query($id: ID!) { workspace(id: $id) { assistants(first: 100) { nodes { id name } } } }', { id: ws })
-      .then(function (d) { fill($('assistant'), d.workspace.assistants.nodes); watch(); })
-      .catch(function (err) { $('signin-error').textContent = err.message; });
+    pickers.assistant.reset(ws).then(watch).catch(showError);
   }
 
   var EVENTS = 'subscription($a: ID, $c: String, $s: Float) { turnEvents(assistantId: $a, conversationId: $c, afterSeq: $s) {' +

@@ -64,6 +64,25 @@ describe('SseParser', () => {
     expect(parseAll(['id: 1\n\ndata:\n\nevent: ping\n\n']).map((e) => e.data)).toEqual(['']);
   });
 
+  it('should keep the last event id and retry across blocks, data or not, as resumption needs', () => {
+    const parser = new SseParser();
+    parser.push(Buffer.from('id: prime-1\nretry: 500\n\n'));
+    expect([parser.lastEventId, parser.reconnectMs]).toEqual(['prime-1', 500]);
+    parser.push(Buffer.from('data: no id\n\n'));
+    expect(parser.lastEventId).toBe('prime-1');
+    parser.push(Buffer.from('id: 7\ndata: x\n\nretry: soon\n\n'));
+    expect([parser.lastEventId, parser.reconnectMs]).toEqual(['7', 500]);
+    parser.push(Buffer.from('id:\n\n'));
+    expect(parser.lastEventId).toBeUndefined();
+  });
+
+  it('should not take an id whose block never ended', () => {
+    const parser = new SseParser();
+    parser.push(Buffer.from('id: 1\n\nid: 2\ndata: cut'));
+    parser.end();
+    expect(parser.lastEventId).toBe('1');
+  });
+
   it('should keep the value of a field without colon as empty, and strip only one leading space', () => {
     expect(parseAll(['data\ndata:  two\n\n']).map((e) => e.data)).toEqual(['\n two']);
   });
