@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AuthService } from './auth/auth.service.js';
 import type { Config } from './config.js';
+import type { EmbeddedPostgres } from './db/embedded.js';
 import type { Notifier } from './db/notifier.js';
 import type { DiscoveryService } from './discovery/discover.js';
 import type { TurnEventHub } from './turns/events.js';
@@ -37,4 +38,6 @@ export interface Services {
   oauth: OAuthService;
   /** Prometheus counters and gauges behind `GET /metrics`. */
   metrics: Metrics;
+  /** The embedded PostgreSQL this process supervises (readiness reads its state); null with DATABASE_URL. */
+  embedded: EmbeddedPostgres | null;
 }
