@@ -247,6 +247,16 @@ export class DiscoveryService {
     trigger: DiscoveryTrigger,
     principal: Pick<Principal, 'label'> & Partial<Principal>,
   ): Promise<DiscoveryResult> {
+    const result = await this.#run(connectionId, trigger, principal);
+    this.services.metrics.discoveryRun(result.run.outcome, result.run.errorCode ?? null);
+    return result;
+  }
+
+  async #run(
+    connectionId: string,
+    trigger: DiscoveryTrigger,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+  ): Promise<DiscoveryResult> {
     const { orm, logger, config } = this.services;
     const em = orm.em.fork();
     const connection = await em.findOneOrFail(Connection, { id: connectionId });

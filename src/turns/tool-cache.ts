@@ -123,6 +123,10 @@ export class ToolCache {
     );
   }
 
+  /** Lookups answered from memory, and lookups that read (or joined a read of) the database: /metrics. */
+  hits = 0;
+  misses = 0;
+
   /** Number of cached assistants (tests and metrics). */
   get size(): number {
     return this.#entries.size;
@@ -132,8 +136,12 @@ export class ToolCache {
   async get(assistantId: string): Promise<AssistantTools | null> {
     if (this.notifier.healthy) {
       const hit = this.#entries.get(assistantId);
-      if (hit) return hit;
+      if (hit) {
+        this.hits++;
+        return hit;
+      }
     }
+    this.misses++;
     const pending = this.#loading.get(assistantId);
     if (pending) return pending;
     const load = this.#load(assistantId).finally(() => this.#loading.delete(assistantId));
