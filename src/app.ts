@@ -120,7 +120,8 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
 
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
   const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery);
-  const notifier = new Notifier(url, logger);
+  // LISTEN holds a session: behind a transaction-mode pooler it needs a direct URL (README, "Running at scale").
+  const notifier = new Notifier(config.listenDatabaseUrl ?? url, logger);
   try {
     await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
