@@ -153,6 +153,8 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
       .locator('.progress li', { hasText: 'progress 1/3 — step 1 of 3' })
       .waitFor({ timeout: 10_000 });
     expect(await running.textContent()).not.toContain('report ready');
+    // A block the person opens stays open while the call is updated.
+    await running.locator('summary', { hasText: 'arguments' }).click();
     release();
     await long;
     const finished = page.locator('.call[data-seq="4"][data-status=SUCCEEDED]');
@@ -165,6 +167,10 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
       'info: job: all steps done',
     ]);
     expect(await finished.locator('details', { hasText: 'result' }).textContent()).toContain('report ready');
+    expect(await finished.locator('details[open] summary').allTextContents()).toEqual(['arguments']);
+    await page.locator('.call[data-seq="4"] summary', { hasText: 'result' }).click();
+    await page.locator('.call[data-seq="1"] summary', { hasText: 'result' }).click();
+    await page.locator('.call[data-seq="2"] summary', { hasText: 'arguments' }).click();
     if (process.env.DEBUGGER_SCREENSHOT)
       await page.screenshot({ path: process.env.DEBUGGER_SCREENSHOT, fullPage: true });
 
