@@ -439,7 +439,9 @@ function replyError(reply: Exclude<Reply, { type: 'result' }>, what: string): Mc
       }
       return new McpClientError(
         McpErrorCode.UPSTREAM_HTTP_ERROR,
-        `${what}: the server answered HTTP ${reply.status}`,
+        reply.status === 404 || reply.status === 405
+          ? `${what}: the server answered HTTP ${reply.status}, so there is no MCP endpoint at this address; check the path of endpointUrl (MCP servers usually answer at …/mcp)`
+          : `${what}: the server answered HTTP ${reply.status}`,
         {
           status: reply.status,
           bodyExcerpt: reply.bodyExcerpt,
