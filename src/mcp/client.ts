@@ -160,6 +160,8 @@ export interface ListToolsResult {
   skipped: SkippedTool[];
   stopReason: ListStopReason;
   pages: number;
+  /** True when the listing stopped at the tool limit with more pages left unread (their tools are unknown). */
+  unreadPages?: boolean;
 }
 
 export interface DiscoverResult extends ListToolsResult {
@@ -1128,7 +1130,7 @@ export class McpClient {
         return done(
           collector.full && collector.skipped.some((s) => s.reason === 'TOOL_LIMIT') ? 'TOOL_LIMIT' : 'END',
         );
-      if (collector.full) return done('TOOL_LIMIT');
+      if (collector.full) return { ...done('TOOL_LIMIT'), unreadPages: true };
       if (cursors.has(next)) return done('REPEATED_CURSOR');
       if (pages >= this.#maxPages) return done('PAGE_LIMIT');
       cursors.add(next);
