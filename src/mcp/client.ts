@@ -42,6 +42,7 @@ import {
   type OutboundResponse,
 } from '../http/outbound.js';
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
+import { paramHeaderValues, paramHeadersOf } from './param-headers.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import {
   cacheHintsOf,
@@ -183,6 +184,11 @@ export interface CallToolOptions {
    * headers and as `_meta.traceparent`/`_meta.tracestate` (SEP-414).
    */
   trace?: { traceparent: string; tracestate?: string };
+  /**
+   * The tool's input schema, for its `x-mcp-header` parameters: a modern (2026-07-28) call mirrors
+   * them into `Mcp-Param-*` headers (`param-headers.ts`).
+   */
+  inputSchema?: JsonObject;
   /**
    * Notifications the server sends on the call's stream before its answer (`notifications/progress`,
    * `notifications/message`), as they arrive; untrusted and unbounded, so the receiver bounds them.
@@ -1316,6 +1322,8 @@ export class McpClient {
           _meta: modernMeta(modernVersion, this.#clientInfo, traceMeta),
         })
       : '';
+    const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
+    const paramHeaders = mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {};
     const tally: Tally = { attempts: 0, resends: 0 };
     let sessionRetried = false;
     let failureRetried = false;
@@ -1329,7 +1337,11 @@ export class McpClient {
       const wire: Wire | undefined = modern
         ? {
             version: modernVersion,
-            headers: { ...traceHeaders, ...modernHeaders(modernVersion, 'tools/call', name) },
+            headers: {
+              ...traceHeaders,
+              ...paramHeaders,
+              ...modernHeaders(modernVersion, 'tools/call', name),
+            },
           }
         : hasTrace
           ? { version: this.#versionFor(ep, sessionId), headers: traceHeaders }
