@@ -4,7 +4,7 @@ import { AuthService, mintToken } from './auth/auth.service.js';
 import type { Config } from './config.js';
 import { resolveSecretKey } from './connections/secret-key.js';
 import { SecretBox } from './connections/secrets.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres, type SuperviseOptions } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
 import { currentUser, migrate, openOrm } from './db/orm.js';
 import { grantServiceRole, ROLE_PROBLEMS_SQL, roleWarning, type RoleProblems } from './db/roles.js';
@@ -42,6 +42,11 @@ export interface StartOptions {
   onQuery?: (sql: string) => void;
   /** Skip minting the first admin token (tests mint their own). */
   bootstrapAdmin?: boolean;
+  /**
+   * Called when the embedded PostgreSQL died and could not be restarted: the service cannot go on
+   * (main.ts exits non-zero). Without it, the failure is logged and readiness stays 503.
+   */
+  onDatabaseLost?: (err: Error) => void;
 }
 
 /** Opens the database (embedded when DATABASE_URL is unset), migrates, and builds the services. */
@@ -49,13 +54,14 @@ export async function openDatabase(
   config: Config,
   logger: Logger,
   onQuery?: (sql: string) => void,
+  supervise: SuperviseOptions | null = null,
 ): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string }> {
   let embedded: EmbeddedPostgres | null = null;
   let url = config.databaseUrl;
   // The owner's URL when migrations run apart from the service (README, "Two database roles").
   let ownerUrl = config.migrationDatabaseUrl;
   if (url === null) {
-    embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg));
+    embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg), supervise);
     url = embedded.serviceUrl;
     ownerUrl = embedded.url;
   }
@@ -119,7 +125,12 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
 }
 
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery);
+  const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery, {
+    logger,
+    onFatal:
+      options.onDatabaseLost ??
+      ((err) => logger.error({ err: { message: err.message } }, 'the embedded PostgreSQL is gone')),
+  });
   const notifier = new Notifier(url, logger);
   try {
     await warnAboutRole(orm, logger);
@@ -150,6 +161,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       notifier,
       discovery: null as unknown as DiscoveryService,
       oauth: null as unknown as OAuthService,
+      embedded,
       toolCache: null as unknown as ToolCache,
       turns: null as unknown as TurnService,
       turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),

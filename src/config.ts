@@ -4,6 +4,7 @@
  * lists the same variables with the same defaults.
  */
 import { resolve } from 'node:path';
+import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
 
 export const DEFAULT_PORT = 4000;
@@ -78,6 +79,8 @@ export interface Config {
   toolArguments: { maxDepth: number; maxBytes: number };
   /** WRITE intents without an outcome older than `afterMs` are closed as OUTCOME_UNKNOWN, every `everyMs`. */
   ledgerSweep: { afterMs: number; everyMs: number };
+  /** Group commit of the call path's records (src/db/group-commit.ts); maxBatch 1 turns it off. */
+  recordBatch: { maxBatch: number; inFlight: number };
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -243,6 +246,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    recordBatch: {
+      maxBatch: int(env, 'RECORD_BATCH_MAX', DEFAULT_GROUP_COMMIT_MAX_BATCH, 1, 1_000),
+      inFlight: int(env, 'RECORD_BATCH_IN_FLIGHT', DEFAULT_GROUP_COMMIT_IN_FLIGHT, 1, 8),
+    },
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),

@@ -16,7 +16,16 @@ try {
 const logger = createLogger(config.logLevel);
 
 try {
-  const app = await startApp(config, logger);
+  const app = await startApp(config, logger, {
+    // The embedded PostgreSQL died and every restart failed: nothing can be served or recorded.
+    onDatabaseLost: (err) => {
+      logger.fatal(
+        { err: { message: err.message } },
+        'the embedded PostgreSQL could not be restarted; exiting',
+      );
+      process.exit(1);
+    },
+  });
   let signalled = false;
   const shutdown = (signal: string): void => {
     if (signalled) return;

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AuthService } from './auth/auth.service.js';
 import type { Config } from './config.js';
+import type { EmbeddedPostgres } from './db/embedded.js';
 import type { Notifier } from './db/notifier.js';
 import type { DiscoveryService } from './discovery/discover.js';
 import type { TurnEventHub } from './turns/events.js';
@@ -34,4 +35,6 @@ export interface Services {
   descriptions: DescriptionPool;
   /** OAuth sign-in and token renewal for MCP servers that ask people to sign in. */
   oauth: OAuthService;
+  /** The embedded PostgreSQL this process supervises (readiness reads its state); null with DATABASE_URL. */
+  embedded: EmbeddedPostgres | null;
 }

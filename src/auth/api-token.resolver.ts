@@ -31,7 +31,7 @@ import { Workspace } from '../workspaces/workspace.entity.js';
 import { ApiToken, Role } from './api-token.entity.js';
 import { mintToken, TokenInputError } from './auth.service.js';
 
-export const ApiTokenConnection = connectionType('ApiToken', ApiToken);
+export const ApiTokenConnection = connectionType('ApiToken', ApiToken, { totalCount: true });
 
 @ArgsType()
 export class ApiTokenFilterArgs extends PageArgsType {
@@ -109,9 +109,15 @@ export class ApiTokenResolver {
     if (!args.includeRevoked) where.revokedAt = null;
     if (args.role) where.role = args.role;
     if (args.workspaceId) where.workspace = idOf(args.workspaceId, 'Workspace', 'workspace');
+    const all = { ...where };
     if (after) where.id = { $gt: after };
     const rows = await ctx.em.find(ApiToken, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
-    return toPage(rows, limit, (t) => t.id);
+    return toPage(
+      rows,
+      limit,
+      (t) => t.id,
+      () => ctx.em.count(ApiToken, all),
+    );
   }
 
   @FieldResolver(() => Workspace, { nullable: true, description: 'The workspace the token is bound to.' })

@@ -34,7 +34,7 @@ import {
   type ConnectionResult,
 } from './connection.service.js';
 
-export const OperationConnection = connectionType('Operation', Operation);
+export const OperationConnection = connectionType('Operation', Operation, { totalCount: true });
 
 @ArgsType()
 export class OperationFilterArgs extends PageArgsType {
@@ -166,13 +166,19 @@ export class ConnectionResolver {
     @Ctx() ctx: Context,
   ): Promise<Page<Operation>> {
     const { limit, after } = pageWindow(args);
+    const filters = operationFilters(args);
     const rows = await ctx.loaders.operationsOfConnection.load({
       parentId: connection.id,
       limit,
       after,
-      filters: operationFilters(args),
+      filters,
     });
-    return toPage(rows, limit, (o) => o.id);
+    return toPage(
+      rows,
+      limit,
+      (o) => o.id,
+      () => ctx.loaders.countOperationsOfConnection.load({ parentId: connection.id, filters }),
+    );
   }
 
   /** A new address or credential: drop cached tools and this process's MCP session everywhere. */

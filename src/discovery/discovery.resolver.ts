@@ -22,7 +22,7 @@ import { UserError } from '../graphql/user-error.js';
 import { Operation } from '../operations/operation.entity.js';
 import { DiscoveryRun, DiscoveryTrigger } from './discovery-run.entity.js';
 
-export const DiscoveryRunConnection = connectionType('DiscoveryRun', DiscoveryRun);
+export const DiscoveryRunConnection = connectionType('DiscoveryRun', DiscoveryRun, { totalCount: true });
 
 @InputType()
 export class DiscoverInput {
@@ -81,12 +81,18 @@ export class ConnectionRunsResolver {
     @Ctx() ctx: Context,
   ): Promise<Page<DiscoveryRun>> {
     const { limit, after } = pageWindow(args);
+    const filters = discoveryRunFilters(args);
     const rows = await ctx.loaders.discoveryRunsOfConnection.load({
       parentId: connection.id,
       limit,
       after,
-      filters: discoveryRunFilters(args),
+      filters,
     });
-    return toPage(rows, limit, (r) => r.id);
+    return toPage(
+      rows,
+      limit,
+      (r) => r.id,
+      () => ctx.loaders.countDiscoveryRunsOfConnection.load({ parentId: connection.id, filters }),
+    );
   }
 }

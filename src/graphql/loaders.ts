@@ -30,6 +30,33 @@ export interface ChildPageKey {
   filters?: Record<string, ChildFilter>;
 }
 
+/** The filters as `and …` conditions on the child table `t`, their values appended to `params`. */
+function filterSql(filters: Record<string, ChildFilter> | undefined, params: unknown[]): string {
+  let where = '';
+  for (const [column, value] of Object.entries(filters ?? {})) {
+    if (!/^[a-z_]+$/.test(column)) throw new Error(`bad filter column ${column}`);
+    if (typeof value === 'object' && 'isNull' in value) {
+      where += ` and t."${column}" is ${value.isNull ? '' : 'not '}null`;
+    } else if (typeof value === 'object' && 'ledgerStatus' in value) {
+      where += ` and coalesce((select o."status" from "ledger_outcome" o where o."ledger_entry_id" = t."id"), t."${column}") = ?`;
+      params.push(value.ledgerStatus);
+    } else if (typeof value === 'object') {
+      if (value.gte !== undefined) {
+        where += ` and t."${column}" >= ?`;
+        params.push(value.gte);
+      }
+      if (value.lt !== undefined) {
+        where += ` and t."${column}" < ?`;
+        params.push(value.lt);
+      }
+    } else {
+      where += ` and t."${column}" = ?`;
+      params.push(value);
+    }
+  }
+  return where;
+}
+
 /**
  * Loads the first `limit + 1` children of many parents in ONE statement per distinct
  * (limit, after, filters), with a window function, so a page of 100 parents costs the same SQL
@@ -57,27 +84,7 @@ export async function loadChildPages<T extends object>(
     const parents = [...new Set(group.map((k) => k.parentId))];
     const params: unknown[] = [...parents];
     let where = `t."${parentColumn}" in (${parents.map(() => '?').join(', ')})`;
-    for (const [column, value] of Object.entries(first.filters ?? {})) {
-      if (!/^[a-z_]+$/.test(column)) throw new Error(`bad filter column ${column}`);
-      if (typeof value === 'object' && 'isNull' in value) {
-        where += ` and t."${column}" is ${value.isNull ? '' : 'not '}null`;
-      } else if (typeof value === 'object' && 'ledgerStatus' in value) {
-        where += ` and coalesce((select o."status" from "ledger_outcome" o where o."ledger_entry_id" = t."id"), t."${column}") = ?`;
-        params.push(value.ledgerStatus);
-      } else if (typeof value === 'object') {
-        if (value.gte !== undefined) {
-          where += ` and t."${column}" >= ?`;
-          params.push(value.gte);
-        }
-        if (value.lt !== undefined) {
-          where += ` and t."${column}" < ?`;
-          params.push(value.lt);
-        }
-      } else {
-        where += ` and t."${column}" = ?`;
-        params.push(value);
-      }
-    }
+    where += filterSql(first.filters, params);
     if (first.after !== null) {
       where += ` and t."id" ${order === 'asc' ? '>' : '<'} ?`;
       params.push(first.after);
@@ -97,6 +104,45 @@ export async function loadChildPages<T extends object>(
     }
   }
   return keys.map((k) => byParent.get(`${groupKey(k)}\n${k.parentId}`) ?? []);
+}
+
+export interface CountKey {
+  parentId: string;
+  filters?: Record<string, ChildFilter>;
+}
+
+/**
+ * `totalCount` of many parents' children: ONE `count(*) … group by parent` per distinct filter, with
+ * the same filters as the page. Only for children that stay few per parent (see README, "Lists").
+ */
+function countLoader(
+  em: EntityManager,
+  table: string,
+  parentColumn: string,
+): DataLoader<CountKey, number, string> {
+  const filterKey = (k: CountKey) => JSON.stringify(k.filters ?? {});
+  return new DataLoader<CountKey, number, string>(
+    async (keys) => {
+      const counts = new Map<string, number>();
+      const groups = new Map<string, CountKey[]>();
+      for (const key of keys) groups.set(filterKey(key), [...(groups.get(filterKey(key)) ?? []), key]);
+      for (const [g, group] of groups) {
+        const parents = [...new Set(group.map((k) => k.parentId))];
+        const params: unknown[] = [...parents];
+        let where = `t."${parentColumn}" in (${parents.map(() => '?').join(', ')})`;
+        where += filterSql(group[0]!.filters, params);
+        const rows = await em
+          .getConnection()
+          .execute<{ parent: string; n: string }[]>(
+            `select t."${parentColumn}" as "parent", count(*) as "n" from "${table}" t where ${where} group by t."${parentColumn}"`,
+            params,
+          );
+        for (const row of rows) counts.set(`${g}\n${row.parent}`, Number(row.n));
+      }
+      return keys.map((k) => counts.get(`${filterKey(k)}\n${k.parentId}`) ?? 0);
+    },
+    { cacheKeyFn: (k) => JSON.stringify([k.parentId, k.filters ?? {}]) },
+  );
 }
 
 function byIdLoader<T extends { id: string }>(
@@ -145,6 +191,14 @@ export function createLoaders(em: EntityManager) {
     turnCall: byIdLoader(em, TurnCall),
     ledgerOfWorkspace: pageLoader(em, LedgerEntry, 'ledger_entry', 'workspace_id', 'desc'),
     ledgerOutcome: ledgerOutcomeLoader(em),
+    countConnectionsOfWorkspace: countLoader(em, 'connection', 'workspace_id'),
+    countAssistantsOfWorkspace: countLoader(em, 'assistant', 'workspace_id'),
+    countOperationsOfConnection: countLoader(em, 'operation', 'connection_id'),
+    countOperationsOfWorkspace: countLoader(em, 'operation', 'workspace_id'),
+    countReviewReasonsOfOperation: countLoader(em, 'review_reason', 'operation_id'),
+    countDiscoveryRunsOfConnection: countLoader(em, 'discovery_run', 'connection_id'),
+    countCallsOfTurn: countLoader(em, 'turn_call', 'turn_id'),
+    countConnectedToolsOfAssistant: countLoader(em, 'assistant_connection', 'assistant_id'),
     connectedToolsOfAssistant: new DataLoader<ChildPageKey, Connection[], string>(
       async (keys) => {
         const assistants = [...new Set(keys.map((k) => k.parentId))];

@@ -28,11 +28,24 @@ export interface Page<T> {
   edges: Edge<T>[];
   nodes: T[];
   pageInfo: PageInfo;
-  totalCount?: number;
+  /** Read lazily (a getter), so the count runs only when a query selects it. */
+  readonly totalCount?: Promise<number>;
+}
+
+export interface ConnectionOptions {
+  /**
+   * Adds `totalCount`: for lists whose children stay few per parent, where one COUNT with the
+   * page's filter is cheap. Every resolver returning the type must then pass `count` to toPage.
+   */
+  totalCount?: boolean;
 }
 
 /** Builds the `XEdge` and `XConnection` object types for a node type. */
-export function connectionType<T extends object>(name: string, nodeType: ClassType<T>): ClassType<Page<T>> {
+export function connectionType<T extends object>(
+  name: string,
+  nodeType: ClassType<T>,
+  options: ConnectionOptions = {},
+): ClassType<Page<T>> {
   @ObjectType(`${name}Edge`)
   class EdgeType {
     @Field(() => String)
@@ -42,8 +55,9 @@ export function connectionType<T extends object>(name: string, nodeType: ClassTy
     node!: T;
   }
 
-  @ObjectType(`${name}Connection`)
-  class ConnectionType {
+  // Never reachable from a field, so never emitted: only the subclasses below are.
+  @ObjectType(`${name}ConnectionBase`)
+  class BaseConnectionType {
     @Field(() => [EdgeType])
     edges!: EdgeType[];
 
@@ -53,7 +67,20 @@ export function connectionType<T extends object>(name: string, nodeType: ClassTy
     @Field(() => PageInfo)
     pageInfo!: PageInfo;
   }
-  return ConnectionType;
+  if (!options.totalCount) {
+    @ObjectType(`${name}Connection`)
+    class ConnectionType extends BaseConnectionType {}
+    return ConnectionType;
+  }
+
+  @ObjectType(`${name}Connection`)
+  class CountedConnectionType extends BaseConnectionType {
+    @Field(() => Int, {
+      description: 'How many items match, across all pages (one COUNT with the same filter).',
+    })
+    declare totalCount: Promise<number>;
+  }
+  return CountedConnectionType;
 }
 
 /** Cursors are opaque: base64url of the keyset value (a UUIDv7 id). */
@@ -89,11 +116,19 @@ export function pageWindow(args: PageArgs): { limit: number; after: string | nul
   return { limit: first, after: args.after ? decodeCursor(args.after) : null };
 }
 
-/** `rows` were fetched with `limit + 1`, ordered by the keyset; the extra row says there is more. */
-export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string): Page<T> {
+/**
+ * `rows` were fetched with `limit + 1`, ordered by the keyset; the extra row says there is more.
+ * `count` answers `totalCount`, and runs only if the query selects it.
+ */
+export function toPage<T>(
+  rows: T[],
+  limit: number,
+  keyOf: (row: T) => string,
+  count?: () => Promise<number>,
+): Page<T> {
   const nodes = rows.slice(0, limit);
   const edges = nodes.map((node) => ({ node, cursor: encodeCursor(keyOf(node)) }));
-  return {
+  const page: Page<T> = {
     edges,
     nodes,
     pageInfo: {
@@ -103,6 +138,8 @@ export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string): 
       endCursor: edges[edges.length - 1]?.cursor ?? null,
     },
   };
+  if (count) Object.defineProperty(page, 'totalCount', { get: count, enumerable: false });
+  return page;
 }
 
 @ArgsType()

@@ -310,6 +310,10 @@ export async function startHttpServer(
     if (url.pathname === '/healthz')
       return sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' });
     if (url.pathname === '/readyz') {
+      // The embedded cluster's own state first: while it restarts, the pool's answer means nothing.
+      const embedded = services.embedded?.state() ?? 'external';
+      if (embedded === 'restarting' || embedded === 'failed')
+        return sendJson(res, 503, { status: 'not ready', database: embedded });
       try {
         await services.orm.em.getConnection().execute('select 1');
         const pending = await pendingMigrations(services.orm);

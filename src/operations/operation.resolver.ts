@@ -26,7 +26,7 @@ import { Operation, RiskLevel } from './operation.entity.js';
 import { disableOperation, enableOperation, setOperationRisk } from './operation.service.js';
 import { ReviewReason } from './review-reason.entity.js';
 
-export const ReviewReasonConnection = connectionType('ReviewReason', ReviewReason);
+export const ReviewReasonConnection = connectionType('ReviewReason', ReviewReason, { totalCount: true });
 
 /** Loads an operation the principal may see, or throws NOT_FOUND. */
 export async function visibleOperation(ctx: Context, globalId: string): Promise<Operation> {
@@ -174,7 +174,12 @@ export class OperationResolver {
       after,
       filters,
     });
-    return toPage(rows, limit, (r) => r.id);
+    return toPage(
+      rows,
+      limit,
+      (r) => r.id,
+      () => ctx.loaders.countReviewReasonsOfOperation.load({ parentId: operation.id, filters }),
+    );
   }
 
   /** Tells every instance's tool cache that this operation changed. */

@@ -23,6 +23,11 @@ export class ReviewQueueResolver {
       { needsReview: true, ...(after ? { id: { $gt: after } } : {}) },
       { orderBy: { id: 'asc' }, limit: limit + 1 },
     );
-    return toPage(rows, limit, (o) => o.id);
+    return toPage(
+      rows,
+      limit,
+      (o) => o.id,
+      () => ctx.em.count(Operation, { needsReview: true }),
+    );
   }
 }

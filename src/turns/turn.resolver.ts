@@ -48,7 +48,7 @@ import { TurnEventType } from './turn-event.entity.js';
 import { Turn } from './turn.entity.js';
 
 export const TurnConnection = connectionType('Turn', Turn);
-export const TurnCallConnection = connectionType('TurnCall', TurnCall);
+export const TurnCallConnection = connectionType('TurnCall', TurnCall, { totalCount: true });
 export const LedgerEntryConnection = connectionType('LedgerEntry', LedgerEntry);
 
 /** The GraphQL shape of a built-in or connection tool as declared to the model. */
@@ -416,7 +416,12 @@ export class TurnResolver {
   ): Promise<Page<TurnCall>> {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.callsOfTurn.load({ parentId: turn.id, limit, after });
-    return toPage(rows, limit, (c) => c.id);
+    return toPage(
+      rows,
+      limit,
+      (c) => c.id,
+      () => ctx.loaders.countCallsOfTurn.load({ parentId: turn.id }),
+    );
   }
 
   @FieldResolver(() => Assistant)
@@ -480,7 +485,12 @@ export class AssistantTurnsResolver {
   ): Promise<Page<Connection>> {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.connectedToolsOfAssistant.load({ parentId: assistant.id, limit, after });
-    return toPage(rows, limit, (c) => c.id);
+    return toPage(
+      rows,
+      limit,
+      (c) => c.id,
+      () => ctx.loaders.countConnectedToolsOfAssistant.load({ parentId: assistant.id }),
+    );
   }
 
   @FieldResolver(() => TurnConnection, { description: 'Turns, newest first.' })

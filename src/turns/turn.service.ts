@@ -12,6 +12,7 @@
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
+import { GroupCommit, ormGroupCommitIo } from '../db/group-commit.js';
 import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
 import { notFound } from '../graphql/errors.js';
@@ -170,13 +171,22 @@ export class TurnService {
   readonly #turns = new Map<string, TurnState>();
   readonly #timers = new Set<NodeJS.Timeout>();
   #closed = false;
+  /** beginTurn's and callTool's records, group-committed under load (src/db/group-commit.ts). */
+  readonly #records: GroupCommit;
 
   constructor(
     private readonly services: Services,
     private readonly cache: ToolCache,
     private readonly maxTurns: number = DEFAULT_TURN_STATE_MAX,
     private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,
-  ) {}
+  ) {
+    this.#records = new GroupCommit(ormGroupCommitIo(services.orm), services.config.recordBatch);
+  }
+
+  /** How the records were committed so far (batches of several statements; for tests and the bench). */
+  get groupCommitStats(): Readonly<GroupCommit['stats']> {
+    return this.#records.stats;
+  }
 
   get #orm(): MikroORM {
     return this.services.orm;
@@ -200,16 +210,18 @@ export class TurnService {
         operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
       };
     });
-    await this.#orm.em
-      .getConnection()
-      .execute(BEGIN_SQL, [
+    await this.#records.run({
+      sql: BEGIN_SQL,
+      params: [
         turnId,
         tools.workspaceId,
         assistantId,
         conversationId,
         JSON.stringify(declared),
         JSON.stringify({ tools: declared.length }),
-      ]);
+      ],
+      lockKey: turnId,
+    });
     this.#remember({
       id: turnId,
       assistantId,
@@ -336,10 +348,13 @@ export class TurnService {
     ];
     if (intentId !== null)
       startParams.push(intentId, callId, op!.connection.id, op!.id, op!.key, argsJson, name);
-    const startP = this.#orm.em
-      .getConnection()
-      .execute<{ call_seq: number }[]>(intentId !== null ? CALL_START_WRITE_SQL : CALL_START_SQL, startParams)
-      .then((rows) => rows[0]?.call_seq ?? null);
+    const startP = this.#records
+      .run({
+        sql: intentId !== null ? CALL_START_WRITE_SQL : CALL_START_SQL,
+        params: startParams,
+        lockKey: turnId,
+      })
+      .then((rows) => (rows[0]?.call_seq as number | undefined) ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
 
     // A WRITE goes out only once its call is on record, so no side effect can go unrecorded. A READ
@@ -484,11 +499,13 @@ export class TurnService {
   /** Runs the finish statement; true once the call is on record (also when an earlier try landed). */
   async #recordFinish(params: unknown[]): Promise<boolean> {
     try {
-      await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, params);
+      await this.#records.run({ sql: CALL_FINISH_SQL, params, lockKey: params[1] as string });
       return true;
     } catch (err) {
-      // A try whose commit landed but whose answer was lost: the TurnCall is there.
-      if (err instanceof UniqueConstraintViolationException) return true;
+      // A try whose commit landed but whose answer was lost: the TurnCall is there. (Raw `execute`
+      // does not convert driver errors, so the SQLSTATE is checked too: 23505, unique_violation.)
+      if (err instanceof UniqueConstraintViolationException || (err as { code?: unknown }).code === '23505')
+        return true;
       this.services.logger.warn({ err }, 'recording a tool call failed');
       return false;
     }

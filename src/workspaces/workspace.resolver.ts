@@ -35,9 +35,9 @@ import { announceToolChange } from '../turns/cache-signal.js';
 import { checkName, deleteWorkspace, renameWorkspace } from './lifecycle.js';
 import { Workspace } from './workspace.entity.js';
 
-export const WorkspaceConnection = connectionType('Workspace', Workspace);
-export const AssistantConnectionPage = connectionType('Assistant', Assistant);
-export const ConnectionConnection = connectionType('Connection', Connection);
+export const WorkspaceConnection = connectionType('Workspace', Workspace, { totalCount: true });
+export const AssistantConnectionPage = connectionType('Assistant', Assistant, { totalCount: true });
+export const ConnectionConnection = connectionType('Connection', Connection, { totalCount: true });
 export const AuditEventConnection = connectionType('AuditEvent', AuditEvent);
 
 @InputType()
@@ -93,9 +93,15 @@ export class WorkspaceResolver {
     const scope = scopedWorkspace(ctx.principal!);
     const where: Record<string, unknown> = {};
     if (scope !== null) where.id = scope;
+    const all = { ...where };
     if (after) where.id = scope !== null ? { $eq: scope, $gt: after } : { $gt: after };
     const rows = await ctx.em.find(Workspace, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
-    return toPage(rows, limit, (w) => w.id);
+    return toPage(
+      rows,
+      limit,
+      (w) => w.id,
+      () => ctx.em.count(Workspace, all),
+    );
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
@@ -178,7 +184,12 @@ export class WorkspaceResolver {
   ): Promise<Page<Assistant>> {
     const { limit, after } = pageWindow(args);
     const rows = await ctx.loaders.assistantsOfWorkspace.load({ parentId: workspace.id, limit, after });
-    return toPage(rows, limit, (a) => a.id);
+    return toPage(
+      rows,
+      limit,
+      (a) => a.id,
+      () => ctx.loaders.countAssistantsOfWorkspace.load({ parentId: workspace.id }),
+    );
   }
 
   @FieldResolver(() => ConnectionConnection, { description: 'Connections, filtered by status and kind.' })
@@ -188,13 +199,19 @@ export class WorkspaceResolver {
     @Ctx() ctx: Context,
   ): Promise<Page<Connection>> {
     const { limit, after } = pageWindow(args);
+    const filters = connectionFilters(args);
     const rows = await ctx.loaders.connectionsOfWorkspace.load({
       parentId: workspace.id,
       limit,
       after,
-      filters: connectionFilters(args),
+      filters,
     });
-    return toPage(rows, limit, (c) => c.id);
+    return toPage(
+      rows,
+      limit,
+      (c) => c.id,
+      () => ctx.loaders.countConnectionsOfWorkspace.load({ parentId: workspace.id, filters }),
+    );
   }
 
   @FieldResolver(() => OperationConnection, { description: 'Every operation of the workspace, filtered.' })
@@ -204,13 +221,19 @@ export class WorkspaceResolver {
     @Ctx() ctx: Context,
   ): Promise<Page<Operation>> {
     const { limit, after } = pageWindow(args);
+    const filters = operationFilters(args);
     const rows = await ctx.loaders.operationsOfWorkspace.load({
       parentId: workspace.id,
       limit,
       after,
-      filters: operationFilters(args),
+      filters,
     });
-    return toPage(rows, limit, (o) => o.id);
+    return toPage(
+      rows,
+      limit,
+      (o) => o.id,
+      () => ctx.loaders.countOperationsOfWorkspace.load({ parentId: workspace.id, filters }),
+    );
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)

@@ -37,10 +37,7 @@
     $('pick').hidden = false;
     $('signout').hidden = false;
     $('explorer').hidden = false;
-    gql('{ workspaces(first: 100) { nodes { id name } } }').then(function (d) {
-      fill($('workspace'), d.workspaces.nodes);
-      loadAssistants();
-    }).catch(signInFailed);
+    pickers.workspace.reset().then(loadAssistants).catch(signInFailed);
   }
 
   function signInFailed(err) {
@@ -51,21 +48,99 @@
     $('signin-error').textContent = err.message;
   }
 
-  function fill(select, items) {
-    select.textContent = '';
-    items.forEach(function (it) {
-      var o = el('option', null, it.name);
-      o.value = it.id;
-      select.appendChild(o);
+  var PAGE = 100;
+  /** Most pages a search reads on one keystroke before it asks for "More". */
+  var SEARCH_PAGES = 10;
+
+  /**
+   * A select that pages through a connection 100 at a time ("More") and narrows to what matches
+   * its find box; a search that matches nothing loaded reads further pages, a few at a time.
+   */
+  function picker(name, query, nodesOf) {
+    var select = $(name);
+    var find = $(name + '-find');
+    var more = $(name + '-more');
+    var p = { items: [], cursor: null, hasNext: false, generation: 0 };
+
+    function matches(it) {
+      var q = find.value.trim().toLowerCase();
+      return !q || it.name.toLowerCase().indexOf(q) >= 0 || it.id.toLowerCase() === q;
+    }
+
+    function render() {
+      var keep = select.value;
+      select.textContent = '';
+      var shown = p.items.filter(matches);
+      shown.forEach(function (it) {
+        var o = el('option', null, it.name);
+        o.value = it.id;
+        select.appendChild(o);
+      });
+      if (shown.some(function (it) { return it.id === keep; })) select.value = keep;
+      more.hidden = !p.hasNext;
+      more.textContent = 'More (' + p.items.length + ' loaded)';
+      return keep !== select.value;
+    }
+
+    function page() {
+      var generation = p.generation;
+      return gql(query, { first: PAGE, after: p.cursor, parent: p.parent }).then(function (d) {
+        if (generation !== p.generation) return false;
+        var conn = nodesOf(d);
+        p.items = p.items.concat(conn.nodes);
+        p.cursor = conn.pageInfo.endCursor;
+        p.hasNext = conn.pageInfo.hasNextPage;
+        return true;
+      });
+    }
+
+    /** Reads pages until something matches the find box (or SEARCH_PAGES were read). */
+    function seek(left) {
+      if (p.items.some(matches) || !p.hasNext || left <= 0) return Promise.resolve();
+      return page().then(function (fresh) { if (fresh) return seek(left - 1); });
+    }
+
+    function changed() {
+      if (render()) select.dispatchEvent(new Event('change'));
+    }
+
+    p.reset = function (parent) {
+      p.generation++;
+      p.items = [];
+      p.cursor = null;
+      p.hasNext = false;
+      p.parent = parent;
+      find.value = '';
+      return page().then(render);
+    };
+    more.addEventListener('click', function () {
+      page().then(changed).catch(showError);
     });
+    var typing = null;
+    find.addEventListener('input', function () {
+      clearTimeout(typing);
+      typing = setTimeout(function () {
+        seek(SEARCH_PAGES).then(changed).catch(showError);
+      }, 250);
+    });
+    return p;
   }
+
+  function showError(err) { $('signin-error').textContent = err.message; }
+
+  var pickers = {
+    workspace: picker('workspace',
+      'query($first: Int, $after: String) { workspaces(first: $first, after: $after) { nodes { id name } pageInfo { endCursor hasNextPage } } }',
+      function (d) { return d.workspaces; }),
+    assistant: picker('assistant',
+      'query($parent: ID!, $first: Int, $after: String) { workspace(id: $parent) { assistants(first: $first, after: $after) { nodes { id name } pageInfo { endCursor hasNextPage } } } }',
+      function (d) { return d.workspace.assistants; }),
+  };
 
   function loadAssistants() {
     var ws = $('workspace').value;
     if (!ws) return;
-    gql('query($id: ID!) { workspace(id: $id) { assistants(first: 100) { nodes { id name } } } }', { id: ws })
-      .then(function (d) { fill($('assistant'), d.workspace.assistants.nodes); watch(); })
-      .catch(function (err) { $('signin-error').textContent = err.message; });
+    pickers.assistant.reset(ws).then(watch).catch(showError);
   }
 
   var EVENTS = 'subscription($a: ID, $c: String, $s: Float) { turnEvents(assistantId: $a, conversationId: $c, afterSeq: $s) {' +
@@ -79,7 +154,9 @@
     state.seen = new Set();
     state.turns = new Map();
     state.calls = new Map();
+    queue = [];
     $('turns').textContent = '';
+    showCount();
   }
 
   function watch() {
@@ -107,8 +184,7 @@
   function subscribe() {
     var assistant = $('assistant').value;
     if (!assistant) return;
-    var conversation = $('conversation').value.trim();
-    var vars = { a: assistant, c: conversation || null, s: state.lastSeq };
+    var vars = { a: assistant, c: null, s: state.lastSeq };
     var done = false;
     var again = function () {
       if (done) return;
@@ -125,13 +201,46 @@
     });
   }
 
+  /**
+   * Events are queued and applied once per frame: a burst (a replay of thousands, or a call's
+   * started, progress and finished in quick succession) costs one DOM update per call and frame.
+   */
+  var queue = [];
+  var flushing = false;
   function onEvent(e) {
-    if (state.seen.has(e.seq)) return;
+    queue.push(e);
+    if (flushing) return;
+    flushing = true;
+    var flush = function () {
+      if (!flushing) return;
+      flushing = false;
+      var batch = queue;
+      queue = [];
+      apply(batch);
+    };
+    requestAnimationFrame(flush);
+    setTimeout(flush, 250); // a hidden tab gets no frames; keep up anyway
+  }
+
+  function apply(batch) {
+    var dirty = new Set();
+    var before = state.calls.size;
+    batch.forEach(function (e) {
+      var c = take(e);
+      if (c) dirty.add(c);
+    });
+    dirty.forEach(renderCall);
+    if (state.calls.size !== before) showCount();
+  }
+
+  /** Applies one event to the model; returns the call it changed, if any. */
+  function take(e) {
+    if (state.seen.has(e.seq)) return null;
     state.seen.add(e.seq);
     if (e.seq > state.lastSeq) state.lastSeq = e.seq;
     var turn = turnBox(e);
     if (e.type === 'TURN_FINISHED') turn.querySelector('.state').textContent = 'finished';
-    if (!e.call) return;
+    if (!e.call) return null;
     var key = e.turnId + ':' + e.call.seq;
     var c = state.calls.get(key);
     if (!c) {
@@ -139,7 +248,6 @@
       c.el.dataset.seq = e.call.seq;
       state.calls.set(key, c);
       turn.appendChild(c.el);
-      $('count').textContent = state.calls.size + ' calls';
     }
     var d = c.data;
     ['name', 'status', 'durationMs', 'attempts', 'message', 'operationKey'].forEach(function (k) {
@@ -149,13 +257,36 @@
     if (e.call.result) d.result = e.call.result;
     if (e.type === 'CALL_PROGRESS' && e.call.progress) d.progress.push(e.call.progress);
     if (e.type === 'CALL_FINISHED' && !e.call.status) d.status = 'FINISHED';
-    renderCall(c);
+    return c;
+  }
+
+  /** The conversation filter works on what is loaded (every turn since afterSeq 0): no new query. */
+  function conversationFilter() {
+    return $('conversation').value.trim().toLowerCase();
+  }
+
+  function filterTurn(t) {
+    var q = conversationFilter();
+    t.hidden = q !== '' && t.dataset.conversation.toLowerCase().indexOf(q) < 0;
+  }
+
+  function showCount() {
+    var total = state.calls.size;
+    var text = total + (total === 1 ? ' call' : ' calls');
+    if (conversationFilter()) {
+      var shown = 0;
+      state.turns.forEach(function (t) { if (!t.hidden) shown += t.querySelectorAll('.call').length; });
+      text += ', ' + shown + ' shown';
+    }
+    $('count').textContent = text;
   }
 
   function turnBox(e) {
     var t = state.turns.get(e.turnId);
     if (t) return t;
     t = el('section', 'turn');
+    t.dataset.conversation = e.conversationId;
+    filterTurn(t);
     var h = el('h2');
     h.appendChild(el('span', null, 'Conversation ' + e.conversationId));
     h.appendChild(el('span', 'muted', new Date(e.at).toLocaleTimeString()));
@@ -191,12 +322,16 @@
       });
       box.appendChild(ul);
     }
-    if (d.arguments) box.appendChild(block('arguments', pretty(d.arguments)));
-    if (d.result) box.appendChild(block('result' + (d.result.truncated ? ' (cut)' : ''), pretty({ content: d.result.content, structuredContent: d.result.structuredContent })));
+    if (d.arguments) box.appendChild(block(c, 'arguments', 'arguments', pretty(d.arguments)));
+    if (d.result) box.appendChild(block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), pretty({ content: d.result.content, structuredContent: d.result.structuredContent })));
   }
 
-  function block(title, text) {
+  /** A collapsible block that stays open across the call's updates once the person opened it. */
+  function block(c, key, title, text) {
     var det = el('details');
+    c.open = c.open || {};
+    det.open = !!c.open[key];
+    det.addEventListener('toggle', function () { c.open[key] = det.open; });
     det.appendChild(el('summary', null, title));
     det.appendChild(el('pre', null, text));
     return det;
@@ -216,10 +351,9 @@
   });
   $('workspace').addEventListener('change', loadAssistants);
   $('assistant').addEventListener('change', watch);
-  var typing = null;
   $('conversation').addEventListener('input', function () {
-    clearTimeout(typing);
-    typing = setTimeout(watch, 300);
+    state.turns.forEach(filterTurn);
+    showCount();
   });
   // Tests and people can drop the socket to see the page resume.
   window.ctDebugger = { dropSocket: function () { if (state.client) state.client.terminate(); }, lastSeq: function () { return state.lastSeq; } };

@@ -1,18 +1,99 @@
 /**
  * The debugger page in a real browser (Debian's chromium, driven by playwright-core): sign in,
- * watch a turn's calls arrive with status and result, drop the socket, and see the list resume
- * without a gap or a duplicate. Skipped, with the reason printed, when no Chromium is installed.
+ * watch a turn's calls arrive (a READ, a WRITE, a failing call, and a long call whose server sends
+ * progress) with status and result, see the progress lines while the long call runs, drop the
+ * socket, and see the list resume without a gap or a duplicate. Skipped, with the reason printed,
+ * when no Chromium is installed.
  */
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CreateAssistantDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
-import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
-import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
+import {
+  startSdkServer,
+  type PeerExtra,
+  type PeerTool,
+  type SdkServerHandle,
+} from '../../support/mcp-servers.js';
+import { begin, buildWorld, call, connectTools, sleep, type World } from '../../support/turns.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const found = existsSync(CHROMIUM);
 if (!found) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+
+/** The long call waits here after its first progress line, until the test has seen it on the page. */
+let release: () => void = () => undefined;
+const released = new Promise<void>((r) => (release = r));
+
+async function progress(extra: PeerExtra, step: number, total: number) {
+  await extra.sendNotification({
+    method: 'notifications/progress',
+    params: {
+      progressToken: extra._meta!.progressToken!,
+      progress: step,
+      total,
+      message: `step ${step} of ${total}`,
+    },
+  });
+}
+
+const TOOLS: PeerTool[] = [
+  {
+    name: 'lookup',
+    description: 'Look a customer up',
+    inputSchema: { email: z.string() },
+    annotations: { readOnlyHint: true },
+    handler: (args) => ({
+      content: [{ type: 'text', text: `found ${String(args.email)}` }],
+      structuredContent: { plan: 'pro' },
+    }),
+  },
+  {
+    name: 'update',
+    description: 'Update a customer',
+    inputSchema: { email: z.string(), plan: z.string() },
+    annotations: { idempotentHint: false },
+    handler: (args) => ({ content: [{ type: 'text', text: `plan set to ${String(args.plan)}` }] }),
+  },
+  {
+    name: 'fails',
+    description: 'Always reports an error',
+    annotations: { readOnlyHint: true },
+    handler: () => ({ isError: true, content: [{ type: 'text', text: 'customer not found' }] }),
+  },
+  {
+    name: 'long_job',
+    description: 'Works in steps and says how far it got',
+    annotations: { readOnlyHint: true },
+    handler: async (_args, extra) => {
+      await progress(extra, 1, 3);
+      await released;
+      for (const step of [2, 3]) {
+        await sleep(250); // the service sends progress at most every 0.2 s
+        await progress(extra, step, 3);
+      }
+      await sleep(250);
+      await extra.sendNotification({
+        method: 'notifications/message',
+        params: { level: 'info', logger: 'job', data: 'all steps done' },
+      });
+      return { content: [{ type: 'text', text: 'report ready' }] };
+    },
+  },
+];
+
+type Doc = { document: { querySelectorAll(s: string): ArrayLike<{ dataset: Record<string, string> }> } };
+
+/** seq and status of every call on the page, in page order. */
+function calls(page: Page): Promise<[number, string][]> {
+  return page.evaluate(() =>
+    Array.from((globalThis as unknown as Doc).document.querySelectorAll('.call')).map(
+      (e) => [Number(e.dataset.seq), e.dataset.status ?? ''] as [number, string],
+    ),
+  );
+}
 
 let t: TestApp;
 let peer: SdkServerHandle;
@@ -22,20 +103,23 @@ let browser: Browser;
 describe.skipIf(!found)('the debugger page in Chromium', () => {
   beforeAll(async () => {
     t = await startTestApp();
-    peer = await startSdkServer({ stateful: false, json: false, tools: CRM_TOOLS });
-    w = await buildWorld(t, peer.url, 'CRM');
+    peer = await startSdkServer({ stateful: false, json: false, tools: TOOLS });
+    w = await buildWorld(t, peer.url, 'CRM', 30_000);
     await connectTools(t, w);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   }, 60_000);
 
   afterAll(async () => {
+    release();
     await browser?.close();
     await t?.stop();
     await peer?.close();
   });
 
-  it('should show calls live with status and result, and resume after a dropped socket', async () => {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+  it('should show each call live with status, result and progress, and resume after a dropped socket', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
     const origin = new URL(t.url).origin;
     await page.goto(`${origin}/debugger`);
     await page.fill('#token', w.customer);
@@ -47,33 +131,108 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
     await call(t, w, turn.turnId, 'crm__update', { email: 'ann@example.com', plan: 'pro' });
     await call(t, w, turn.turnId, 'crm__fails');
     await page.waitForSelector('.call[data-status=TOOL_ERROR]', { timeout: 10_000 });
-    const statuses = await page.$$eval('.call', (els) =>
-      els.map((e) => (e as unknown as { dataset: Record<string, string> }).dataset.status),
+    expect(await calls(page)).toEqual([
+      [1, 'SUCCEEDED'],
+      [2, 'SUCCEEDED'],
+      [3, 'TOOL_ERROR'],
+    ]);
+    const read = page.locator('.call[data-seq="1"]');
+    expect(await read.textContent()).toContain('ann@example.com'); // its arguments
+    expect(await read.locator('details', { hasText: 'result' }).textContent()).toContain(
+      'found ann@example.com',
     );
-    expect(statuses).toEqual(['SUCCEEDED', 'SUCCEEDED', 'TOOL_ERROR']);
-    expect(await page.textContent('.call[data-seq="1"]')).toContain('ann@example.com');
+    expect(await read.locator('details', { hasText: 'result' }).textContent()).toContain('"plan": "pro"');
+    const write = page.locator('.call[data-seq="2"]');
+    expect(await write.locator('details', { hasText: 'result' }).textContent()).toContain('plan set to pro');
+    expect(await page.locator('.call[data-seq="3"]').textContent()).toContain('customer not found');
 
-    // Drop the socket; calls made meanwhile appear once, in order.
+    // The long call: its first progress line is on screen while it is still running.
+    const long = call(t, w, turn.turnId, 'crm__long_job');
+    const running = page.locator('.call[data-seq="4"][data-status=RUNNING]');
+    await running
+      .locator('.progress li', { hasText: 'progress 1/3 — step 1 of 3' })
+      .waitFor({ timeout: 10_000 });
+    expect(await running.textContent()).not.toContain('report ready');
+    // A block the person opens stays open while the call is updated.
+    await running.locator('summary', { hasText: 'arguments' }).click();
+    release();
+    await long;
+    const finished = page.locator('.call[data-seq="4"][data-status=SUCCEEDED]');
+    await finished.waitFor({ timeout: 10_000 });
+    const lines = await finished.locator('.progress li').allTextContents();
+    expect(lines.map((l) => l.replace(/^\+\d+ ms\s+/, ''))).toEqual([
+      'progress 1/3 — step 1 of 3',
+      'progress 2/3 — step 2 of 3',
+      'progress 3/3 — step 3 of 3',
+      'info: job: all steps done',
+    ]);
+    expect(await finished.locator('details', { hasText: 'result' }).textContent()).toContain('report ready');
+    expect(await finished.locator('details[open] summary').allTextContents()).toEqual(['arguments']);
+    await page.locator('.call[data-seq="4"] summary', { hasText: 'result' }).click();
+    await page.locator('.call[data-seq="1"] summary', { hasText: 'result' }).click();
+    await page.locator('.call[data-seq="2"] summary', { hasText: 'arguments' }).click();
+    if (process.env.DEBUGGER_SCREENSHOT)
+      await page.screenshot({ path: process.env.DEBUGGER_SCREENSHOT, fullPage: true });
+
+    // Drop the socket; calls made meanwhile appear once, in order, after the ones already there.
     await page.evaluate(() =>
       (globalThis as unknown as { ctDebugger: { dropSocket(): void } }).ctDebugger.dropSocket(),
     );
     await call(t, w, turn.turnId, 'crm__lookup', { email: 'bob@example.com' });
     await call(t, w, turn.turnId, 'crm__lookup', { email: 'cy@example.com' });
+    await page.waitForSelector('.call[data-seq="6"][data-status=SUCCEEDED]', { timeout: 15_000 });
+    await page.waitForSelector('#conn.on', { timeout: 10_000 });
+    expect(await calls(page)).toEqual([
+      [1, 'SUCCEEDED'],
+      [2, 'SUCCEEDED'],
+      [3, 'TOOL_ERROR'],
+      [4, 'SUCCEEDED'],
+      [5, 'SUCCEEDED'],
+      [6, 'SUCCEEDED'],
+    ]);
+    // No progress line was shown twice by the replay either.
+    expect(await page.locator('.call[data-seq="4"] .progress li').count()).toBe(4);
+    expect(await page.locator('.call[data-seq="6"]').textContent()).toContain('cy@example.com');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('should page through more than 100 assistants and find one by name', async () => {
+    for (let i = 1; i <= 149; i++) {
+      const name = `Extra assistant ${String(i).padStart(3, '0')}`;
+      await t.ok(CreateAssistantDocument, { input: { workspaceId: w.workspaceId, name } }, w.admin);
+    }
+    const page = await browser.newPage({ viewport: { width: 1300, height: 700 } });
+    await page.goto(`${new URL(t.url).origin}/debugger`);
+    await page.fill('#token', w.customer);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#conn.on', { timeout: 10_000 });
+    const options = () => page.locator('#assistant option').count();
+    expect(await options()).toBe(100);
+    await page.click('#assistant-more');
     await page.waitForFunction(
       () =>
         (
           globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
-        ).document.querySelectorAll('.call').length >= 5,
-      undefined,
-      {
-        timeout: 15_000,
-      },
+        ).document.querySelectorAll('#assistant option').length === 150,
     );
-    await page.waitForSelector('.call[data-seq="5"][data-status=SUCCEEDED]', { timeout: 10_000 });
-    const seqs = await page.$$eval('.call', (els) =>
-      els.map((e) => Number((e as unknown as { dataset: Record<string, string> }).dataset.seq)),
-    );
-    expect(seqs).toEqual([1, 2, 3, 4, 5]);
-    if (process.env.DEBUGGER_SCREENSHOT) await page.screenshot({ path: process.env.DEBUGGER_SCREENSHOT });
+    expect(await page.isHidden('#assistant-more')).toBe(true);
+
+    // On a fresh page, the find box reads further pages until it finds the one asked for.
+    const fresh = await browser.newPage();
+    await fresh.goto(`${new URL(t.url).origin}/debugger`);
+    await fresh.fill('#token', w.customer);
+    await fresh.click('button[type=submit]');
+    await fresh.waitForSelector('#conn.on', { timeout: 10_000 });
+    await fresh.fill('#assistant-find', 'assistant 149');
+    await fresh.waitForFunction(() => {
+      const d = (
+        globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
+      ).document;
+      return d.querySelector('#assistant option:checked')?.textContent === 'Extra assistant 149';
+    });
+    expect(await fresh.locator('#assistant option').count()).toBe(1);
+    await page.close();
+    await fresh.close();
   });
 });
