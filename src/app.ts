@@ -23,6 +23,8 @@ import { OAuthService } from './oauth/oauth.service.js';
 import { DescriptionPool } from './openapi/pool.js';
 import { debuggerRoutes } from './http/debugger-routes.js';
 import { explorer } from './http/explorer-routes.js';
+import { metricsRoutes } from './http/metrics-route.js';
+import { Metrics } from './metrics/metrics.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -124,6 +126,19 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
   return token;
 }
 
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/** The database pool's use, for /metrics (knex's tarn pool; null if it is not there). */
+function poolUse(orm: MikroORM): { used: number; free: number; pending: number } | null {
+  const pool = (orm.em.getConnection().getKnex().client as { pool?: TarnPool }).pool;
+  if (!pool) return null;
+  return { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() };
+}
+
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
   const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery, {
     logger,
@@ -165,6 +180,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       toolCache: null as unknown as ToolCache,
       turns: null as unknown as TurnService,
       turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
+      metrics: new Metrics(),
     };
     services.toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
       services.mcp.forgetSession(connectionId),
@@ -188,8 +204,20 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const http = await startHttpServer(services, schema, {
       port: config.port,
       host: config.host,
-      routes: { ...oauthRoutes(services), ...debuggerRoutes(), ...(graphiql?.routes ?? {}) },
+      routes: {
+        ...oauthRoutes(services),
+        ...debuggerRoutes(),
+        ...(graphiql?.routes ?? {}),
+        ...metricsRoutes(services),
+      },
       explorer: graphiql?.page,
+    });
+    services.metrics.attach({
+      toolCache: () => services.toolCache,
+      notifier: () => notifier.stats(),
+      pool: () => poolUse(orm),
+      subscriptionsOpen: () => http.stats().subscriptions,
+      socketsOpen: () => http.stats().sockets,
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();

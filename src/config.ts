@@ -48,6 +48,11 @@ export const DEFAULT_SUBSCRIPTIONS_PER_SOCKET = 10;
 /** Stored events one subscription replays after `afterSeq` before it must resubscribe. */
 export const DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS = 5_000;
 
+/** Who may read `GET /metrics`: nobody (404), anyone, or an ADMIN/OPERATOR token (the default). */
+const METRICS_ACCESS = ['off', 'open', 'token'] as const;
+export type MetricsAccess = (typeof METRICS_ACCESS)[number];
+export const DEFAULT_METRICS: MetricsAccess = 'token';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -66,6 +71,8 @@ export interface Config {
   /** 32-byte AES-256-GCM key for credentials; null means "generate and keep one in dataDir". */
   secretKey: Buffer | null;
   logLevel: LogLevel;
+  /** Access to `GET /metrics`. */
+  metrics: MetricsAccess;
   outbound: {
     /** Hosts (name or name:port) allowed over http:// and to non-public addresses. */
     allowHosts: string[];
@@ -204,6 +211,12 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(`OUTBOUND_ALLOW_HOSTS has an invalid host "${host}"`);
     }
   }
+  const metrics = (
+    env.METRICS === undefined || env.METRICS === '' ? DEFAULT_METRICS : env.METRICS
+  ).toLowerCase();
+  if (!(METRICS_ACCESS as readonly string[]).includes(metrics)) {
+    throw new ConfigError(`METRICS must be one of ${METRICS_ACCESS.join(', ')}, got "${metrics}"`);
+  }
   const port = int(env, 'PORT', DEFAULT_PORT, 0, 65_535);
   const host = env.HOST && env.HOST !== '' ? env.HOST : DEFAULT_HOST;
   const publicUrl = env.PUBLIC_URL && env.PUBLIC_URL !== '' ? env.PUBLIC_URL : `http://localhost:${port}`;
@@ -233,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.DATA_DIR && env.DATA_DIR !== '' ? env.DATA_DIR : DEFAULT_DATA_DIR),
     secretKey,
     logLevel: logLevel as LogLevel,
+    metrics: metrics as MetricsAccess,
     outbound: {
       allowHosts,
       allowLoopback: bool(env, 'OUTBOUND_ALLOW_LOOPBACK', nodeEnv !== 'production'),

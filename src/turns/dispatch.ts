@@ -7,7 +7,7 @@
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
-import { connectionSecrets, credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
+import { connectionSecrets, credentialHeaders, keyRefusal, mcpEndpoint } from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
@@ -30,9 +30,11 @@ async function callOpenApi(
   const built = buildRequest(op.binding!, args);
   if (!built.ok) return failure(CallStatus.REJECTED, built.message);
   const { request } = built;
+  const refused = keyRefused(op, tool, request.url);
+  if (refused) return refused;
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5', ...request.headers };
   if (request.contentType) headers['content-type'] = request.contentType;
-  Object.assign(headers, credentialHeaders(services, op.connection));
+  Object.assign(headers, credentialHeaders(services, op.connection, request.url));
   const timeoutMs = op.connection.timeoutMs ?? services.config.outbound.timeoutMs;
   const retrySafe = op.risk === 'READ' || op.idempotent;
   const maxChars = services.config.toolResultMaxChars;
@@ -104,6 +106,19 @@ async function callOpenApi(
   }
 }
 
+/**
+ * The call's result when the connection's key may not go to `url` (issue 11): nothing is sent,
+ * neither with the key nor without it, and trying again cannot help.
+ */
+function keyRefused(op: CachedOperation, tool: string, url: string): CallResult | null {
+  const refusal = keyRefusal(op.connection, url);
+  if (refusal === null) return null;
+  return failure(
+    CallStatus.UNAVAILABLE,
+    `The tool ${tool} cannot be called: ${refusal}. Nothing was sent, and trying again will not help; tell the customer the team will check.`,
+  );
+}
+
 /** Dispatches a call to an MCP server or an OpenAPI endpoint. */
 export async function dispatch(
   services: Services,
@@ -137,6 +152,8 @@ export async function dispatch(
   const scrubber = async (): Promise<Scrubber> => makeScrubber([...(await stored), ...seen]);
   if (op.connection.kind === ConnectionKind.OPENAPI)
     return callOpenApi(services, op, tool, args, await scrubber());
+  const refused = keyRefused(op, tool, op.connection.endpointUrl ?? '');
+  if (refused) return refused;
   const endpoint = mcpEndpoint(services, op.connection);
   const getAuthHeaders = endpoint.getAuthHeaders;
   if (getAuthHeaders) {

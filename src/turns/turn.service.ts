@@ -272,11 +272,25 @@ export class TurnService {
     return state;
   }
 
+  /** Calls a tool in a turn; every answer is counted for /metrics by connection and status. */
   async call(
     principal: Principal,
     turnId: string,
     rawName: string,
     args: JsonObject,
+  ): Promise<CallToolResult> {
+    const seen: { connectionId: string | null } = { connectionId: null };
+    const result = await this.#call(principal, turnId, rawName, args, seen);
+    this.services.metrics.toolCall(seen.connectionId, result.status, result.durationMs);
+    return result;
+  }
+
+  async #call(
+    principal: Principal,
+    turnId: string,
+    rawName: string,
+    args: JsonObject,
+    seen: { connectionId: string | null },
   ): Promise<CallToolResult> {
     const turn = await this.#turn(principal, turnId);
     const started = new Date();
@@ -291,6 +305,7 @@ export class TurnService {
     try {
       const tools = await this.cache.get(turn.assistantId);
       op = operationId ? tools?.operations.get(operationId) : undefined;
+      seen.connectionId = op?.connection.id ?? null;
     } catch (err) {
       this.services.logger.error({ err, turnId }, 'could not read the tools of a turn');
       early = failure(
