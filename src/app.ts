@@ -146,7 +146,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options.onDatabaseLost ??
       ((err) => logger.error({ err: { message: err.message } }, 'the embedded PostgreSQL is gone')),
   });
-  const notifier = new Notifier(url, logger);
+  // LISTEN holds a session: behind a transaction-mode pooler it needs a direct URL (README, "Running at scale").
+  const notifier = new Notifier(config.listenDatabaseUrl ?? url, logger);
   try {
     await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);

@@ -65,6 +65,10 @@ export interface Config {
    * needs; null: migrations run on DATABASE_URL (or, embedded, as the cluster's owner).
    */
   migrationDatabaseUrl: string | null;
+  /**
+   * A direct URL (not through a transaction-mode pooler) for the LISTEN connection; null: DATABASE_URL.
+   */
+  listenDatabaseUrl: string | null;
   port: number;
   host: string;
   dataDir: string;
@@ -229,6 +233,10 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = parseSecretKey(env.SECRET_KEY);
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   const migrationDatabaseUrl = parseDatabaseUrl(env.MIGRATION_DATABASE_URL, 'MIGRATION_DATABASE_URL');
+  const listenDatabaseUrl = parseDatabaseUrl(env.LISTEN_DATABASE_URL, 'LISTEN_DATABASE_URL');
+  if (listenDatabaseUrl !== null && databaseUrl === null) {
+    throw new ConfigError('LISTEN_DATABASE_URL needs DATABASE_URL (the embedded default listens directly)');
+  }
   if (migrationDatabaseUrl !== null && databaseUrl === null) {
     throw new ConfigError(
       'MIGRATION_DATABASE_URL needs DATABASE_URL (the embedded default already migrates as the owner)',
@@ -241,6 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
     env: nodeEnv,
     databaseUrl,
     migrationDatabaseUrl,
+    listenDatabaseUrl,
     port,
     host,
     dataDir: resolve(env.DATA_DIR && env.DATA_DIR !== '' ? env.DATA_DIR : DEFAULT_DATA_DIR),

@@ -252,7 +252,14 @@ export type CallToolOutcome =
       message: string;
       rpcError: RpcErrorInfo | null;
     })
-  | (OutcomeBase & { kind: 'http_error'; status: number; bodyExcerpt: string; message: string })
+  /** `wwwAuthenticate` is kept for a 403 `insufficient_scope` (OAuth step-up). */
+  | (OutcomeBase & {
+      kind: 'http_error';
+      status: number;
+      bodyExcerpt: string;
+      wwwAuthenticate: string | null;
+      message: string;
+    })
   | (OutcomeBase & { kind: 'timeout'; timeoutMs: number; message: string })
   /** `code` is the `OutboundError` code: `CONNECT_FAILED`, `TRANSPORT_ERROR`, `BODY_TOO_LARGE` or a refusal. */
   | (OutcomeBase & {
@@ -443,6 +450,7 @@ function replyError(reply: Exclude<Reply, { type: 'result' }>, what: string): Mc
         {
           status: reply.status,
           bodyExcerpt: reply.bodyExcerpt,
+          wwwAuthenticate: reply.wwwAuthenticate,
         },
       );
     case 'rpc_error':
@@ -1475,6 +1483,7 @@ export class McpClient {
               kind: 'http_error',
               status: reply.status,
               bodyExcerpt: reply.bodyExcerpt,
+              wwwAuthenticate: reply.wwwAuthenticate,
               message: `the tool server answered HTTP ${reply.status}`,
             },
             tally,
@@ -1558,6 +1567,7 @@ export class McpClient {
             kind: 'http_error',
             status: d.status as number,
             bodyExcerpt: d.bodyExcerpt as string,
+            wwwAuthenticate: (d.wwwAuthenticate as string | null | undefined) ?? null,
             message: err.message,
           };
         case McpErrorCode.TIMEOUT:

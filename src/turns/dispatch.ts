@@ -9,6 +9,7 @@
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
 import { connectionSecrets, credentialHeaders, keyRefusal, mcpEndpoint } from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
+import { bearerChallenge } from '../oauth/challenge.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
@@ -187,7 +188,40 @@ export async function dispatch(
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
     outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify);
   }
+  const stepUp = await stepUpAfterRefusal(services, op, outcome);
+  if (stepUp !== null)
+    return { ...failure(CallStatus.UNAVAILABLE, stepUpMessage(tool)), ...callCounts(outcome) };
   return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await scrubber());
+}
+
+/**
+ * A 403 `insufficient_scope` with the scope the server wants, on a signed-in connection: the
+ * sign-in ends with that wider scope kept for the next one (`OAuthService.stepUp`). The server
+ * refused the request, so nothing was done. Returns the scope, or null when this is not a step-up.
+ */
+async function stepUpAfterRefusal(
+  services: Services,
+  op: CachedOperation,
+  outcome: CallToolOutcome,
+): Promise<string | null> {
+  if (outcome.kind !== 'http_error' || outcome.status !== 403) return null;
+  if (op.connection.credentialKind !== CredentialKind.OAUTH) return null;
+  const challenge = bearerChallenge(outcome.wwwAuthenticate);
+  if (challenge?.error !== 'insufficient_scope' || challenge.scope === null) return null;
+  try {
+    return await services.oauth.stepUp(op.connection.id, challenge.scope);
+  } catch (err) {
+    services.logger.warn({ err, connectionId: op.connection.id }, 'oauth step-up failed');
+    return null;
+  }
+}
+
+function stepUpMessage(tool: string): string {
+  return `The tool ${tool} needs a wider permission than the operator granted. Nothing was done; tell the customer the team will check.`;
+}
+
+function callCounts(outcome: CallToolOutcome): Pick<CallResult, 'attempts' | 'resends' | 'durationMs'> {
+  return { attempts: outcome.attempts, resends: outcome.resends, durationMs: Math.round(outcome.durationMs) };
 }
 
 /** The token part of `Authorization: Bearer …` values. */

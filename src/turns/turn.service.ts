@@ -31,7 +31,7 @@ import {
   storableText,
   type ArgumentCheck,
 } from './storable.js';
-import type { CachedOperation, ToolCache } from './tool-cache.js';
+import type { AssistantTools, CachedOperation, ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
 
@@ -48,9 +48,16 @@ interface TurnState {
   conversationId: string;
   /** Declared name → operation id. */
   map: Record<string, string>;
-  builtIns: Set<string>;
+  builtIns: ReadonlySet<string>;
   /** finishTurn was called (on this instance, or before this instance loaded the turn). */
   finished: boolean;
+}
+
+interface PreparedTurn {
+  declaredJson: string;
+  startedJson: string;
+  /** Read only: shared by every turn of the entry. */
+  builtIns: ReadonlySet<string>;
 }
 
 export interface BeginTurnResult {
@@ -171,6 +178,8 @@ export class TurnService {
   readonly #turns = new Map<string, TurnState>();
   readonly #timers = new Set<NodeJS.Timeout>();
   #closed = false;
+  /** Per tool-cache entry (dropped with it): see #prepared. */
+  readonly #preparedByEntry = new WeakMap<AssistantTools, PreparedTurn>();
   /** beginTurn's and callTool's records, group-committed under load (src/db/group-commit.ts). */
   readonly #records: GroupCommit;
 
@@ -202,14 +211,7 @@ export class TurnService {
     const scope = scopedWorkspace(principal);
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFound('assistant');
     const turnId = uuidv7();
-    const declared: DeclaredToolRecord[] = tools.declared.map((t) => {
-      const operationId = resolveDeclaredName(tools.map, t.name) ?? null;
-      return {
-        name: t.name,
-        operationId,
-        operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
-      };
-    });
+    const prepared = this.#prepared(tools);
     await this.#records.run({
       sql: BEGIN_SQL,
       params: [
@@ -217,8 +219,8 @@ export class TurnService {
         tools.workspaceId,
         assistantId,
         conversationId,
-        JSON.stringify(declared),
-        JSON.stringify({ tools: declared.length }),
+        prepared.declaredJson,
+        prepared.startedJson,
       ],
       lockKey: turnId,
     });
@@ -228,12 +230,36 @@ export class TurnService {
       workspaceId: tools.workspaceId,
       conversationId,
       map: tools.map,
-      builtIns: new Set(
-        tools.declared.filter((t) => resolveDeclaredName(tools.map, t.name) === undefined).map((t) => t.name),
-      ),
+      builtIns: prepared.builtIns,
       finished: false,
     });
     return { turnId, tools: tools.declared };
+  }
+
+  /**
+   * What every turn of one tool-cache entry stores and needs, computed once per entry: the turn's
+   * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise) and the
+   * built-in names.
+   */
+  #prepared(tools: AssistantTools): PreparedTurn {
+    let prepared = this.#preparedByEntry.get(tools);
+    if (!prepared) {
+      const declared: DeclaredToolRecord[] = tools.declared.map((t) => {
+        const operationId = resolveDeclaredName(tools.map, t.name) ?? null;
+        return {
+          name: t.name,
+          operationId,
+          operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
+        };
+      });
+      prepared = {
+        declaredJson: JSON.stringify(declared),
+        startedJson: JSON.stringify({ tools: declared.length }),
+        builtIns: new Set(declared.filter((d) => d.operationId === null).map((d) => d.name)),
+      };
+      this.#preparedByEntry.set(tools, prepared);
+    }
+    return prepared;
   }
 
   async #turn(principal: Principal, turnId: string): Promise<TurnState> {

@@ -322,18 +322,32 @@
       });
       box.appendChild(ul);
     }
-    if (d.arguments) box.appendChild(block(c, 'arguments', 'arguments', pretty(d.arguments)));
-    if (d.result) box.appendChild(block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), pretty({ content: d.result.content, structuredContent: d.result.structuredContent })));
+    if (d.arguments) box.appendChild(block(c, 'arguments', 'arguments', function () { return pretty(d.arguments); }));
+    if (d.result) {
+      box.appendChild(block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), function () {
+        return pretty({ content: d.result.content, structuredContent: d.result.structuredContent });
+      }));
+    }
   }
 
-  /** A collapsible block that stays open across the call's updates once the person opened it. */
+  /**
+   * A collapsible block that stays open across the call's updates once the person opened it. Its
+   * text is formatted when it is first opened: a thousand closed calls format nothing.
+   */
   function block(c, key, title, text) {
     var det = el('details');
+    var pre = null;
+    var fill = function () {
+      if (!pre && det.open) pre = det.appendChild(el('pre', null, text()));
+    };
     c.open = c.open || {};
-    det.open = !!c.open[key];
-    det.addEventListener('toggle', function () { c.open[key] = det.open; });
     det.appendChild(el('summary', null, title));
-    det.appendChild(el('pre', null, text));
+    det.open = !!c.open[key];
+    fill();
+    det.addEventListener('toggle', function () {
+      c.open[key] = det.open;
+      fill();
+    });
     return det;
   }
 

@@ -4,17 +4,13 @@
  * answer. Bounds are generous (the machine is shared); the numbers are printed for the record.
  * Skipped, with the reason printed, when no Chromium is installed.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, signInToDebugger } from '../../support/browser.js';
 import { z } from 'zod';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 
 const TURNS = 10;
 const CALLS_PER_TURN = 100;
@@ -96,9 +92,7 @@ const busy = (page: Page) => page.evaluate(() => (globalThis as unknown as { __b
 
 async function signIn(page: Page, t: TestApp, token: string): Promise<void> {
   await page.addInitScript(busyMeter);
-  await page.goto(`${new URL(t.url).origin}/debugger`);
-  await page.fill('#token', token);
-  await page.click('button[type=submit]');
+  await signInToDebugger(page, t.url, token);
 }
 
 let t: TestApp;
@@ -106,13 +100,13 @@ let peer: SdkServerHandle;
 let w: World;
 let browser: Browser;
 
-describe.skipIf(!found)('the debugger page with a thousand calls', () => {
+describe.skipIf(!hasChromium)('the debugger page with a thousand calls', () => {
   beforeAll(async () => {
     t = await startTestApp();
     peer = await startSdkServer({ stateful: false, json: true, tools: TOOLS, record: false });
     w = await buildWorld(t, peer.url, 'CRM');
     await connectTools(t, w);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
