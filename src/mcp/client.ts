@@ -42,6 +42,7 @@ import {
   type OutboundResponse,
 } from '../http/outbound.js';
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
+import { paramHeaderValues, paramHeadersOf } from './param-headers.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import {
   cacheHintsOf,
@@ -160,6 +161,8 @@ export interface ListToolsResult {
   skipped: SkippedTool[];
   stopReason: ListStopReason;
   pages: number;
+  /** True when the listing stopped at the tool limit with more pages left unread (their tools are unknown). */
+  unreadPages?: boolean;
 }
 
 export interface DiscoverResult extends ListToolsResult {
@@ -183,6 +186,11 @@ export interface CallToolOptions {
    * headers and as `_meta.traceparent`/`_meta.tracestate` (SEP-414).
    */
   trace?: { traceparent: string; tracestate?: string };
+  /**
+   * The tool's input schema, for its `x-mcp-header` parameters: a modern (2026-07-28) call mirrors
+   * them into `Mcp-Param-*` headers (`param-headers.ts`).
+   */
+  inputSchema?: JsonObject;
   /**
    * Notifications the server sends on the call's stream before its answer (`notifications/progress`,
    * `notifications/message`), as they arrive; untrusted and unbounded, so the receiver bounds them.
@@ -446,7 +454,9 @@ function replyError(reply: Exclude<Reply, { type: 'result' }>, what: string): Mc
       }
       return new McpClientError(
         McpErrorCode.UPSTREAM_HTTP_ERROR,
-        `${what}: the server answered HTTP ${reply.status}`,
+        reply.status === 404 || reply.status === 405
+          ? `${what}: the server answered HTTP ${reply.status}, so there is no MCP endpoint at this address; check the path of endpointUrl (MCP servers usually answer at …/mcp)`
+          : `${what}: the server answered HTTP ${reply.status}`,
         {
           status: reply.status,
           bodyExcerpt: reply.bodyExcerpt,
@@ -1136,7 +1146,7 @@ export class McpClient {
         return done(
           collector.full && collector.skipped.some((s) => s.reason === 'TOOL_LIMIT') ? 'TOOL_LIMIT' : 'END',
         );
-      if (collector.full) return done('TOOL_LIMIT');
+      if (collector.full) return { ...done('TOOL_LIMIT'), unreadPages: true };
       if (cursors.has(next)) return done('REPEATED_CURSOR');
       if (pages >= this.#maxPages) return done('PAGE_LIMIT');
       cursors.add(next);
@@ -1316,6 +1326,8 @@ export class McpClient {
           _meta: modernMeta(modernVersion, this.#clientInfo, traceMeta),
         })
       : '';
+    const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
+    const paramHeaders = mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {};
     const tally: Tally = { attempts: 0, resends: 0 };
     let sessionRetried = false;
     let failureRetried = false;
@@ -1329,7 +1341,11 @@ export class McpClient {
       const wire: Wire | undefined = modern
         ? {
             version: modernVersion,
-            headers: { ...traceHeaders, ...modernHeaders(modernVersion, 'tools/call', name) },
+            headers: {
+              ...traceHeaders,
+              ...paramHeaders,
+              ...modernHeaders(modernVersion, 'tools/call', name),
+            },
           }
         : hasTrace
           ? { version: this.#versionFor(ep, sessionId), headers: traceHeaders }

@@ -183,6 +183,7 @@ export async function dispatch(
   let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    inputSchema: op.inputSchema,
     onNotification: notify,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
@@ -259,6 +260,7 @@ async function retryWithRenewedToken(
   const second = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    inputSchema: op.inputSchema,
     onNotification,
   });
   if (second.kind === 'auth_required') {
