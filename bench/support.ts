@@ -177,7 +177,7 @@ export async function startRawPeerProcess(
  */
 export async function startServiceProcess(
   databaseUrl: string,
-  options: { compiled: boolean; nodeArgs?: string[] },
+  options: { compiled: boolean; nodeArgs?: string[]; env?: Record<string, string> },
 ): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'ct-bench-svc-'));
@@ -201,6 +201,7 @@ export async function startServiceProcess(
       SECRET_KEY: randomBytes(32).toString('hex'),
       OUTBOUND_ALLOW_LOOPBACK: 'true',
       LOG_LEVEL: 'info',
+      ...options.env,
     },
   });
   let exited = false;

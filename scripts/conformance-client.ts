@@ -85,6 +85,54 @@ async function gql<T>(
   return body.data!;
 }
 
+/**
+ * The operator's client registration, when the scenario gives one (`auth/pre-registration`):
+ * `MCP_CONFORMANCE_CONTEXT` is JSON with `client_id` and `client_secret`.
+ */
+function preRegistered(): { clientId: string | null; clientSecret: string | null } {
+  try {
+    const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Record<string, unknown>;
+    return {
+      clientId: typeof context.client_id === 'string' ? context.client_id : null,
+      clientSecret: typeof context.client_secret === 'string' ? context.client_secret : null,
+    };
+  } catch {
+    return { clientId: null, clientSecret: null };
+  }
+}
+
+/** beginSignIn, then the browser: follow redirects until our own callback answers. */
+async function signIn(url: string, admin: string, connectionId: string): Promise<void> {
+  const begun = await gql<{ beginSignIn: { authorizationUrl: string | null; userErrors: unknown[] } }>(
+    url,
+    admin,
+    'mutation($c: ID!, $id: String, $secret: String) { beginSignIn(input: { connectionId: $c, clientId: $id, clientSecret: $secret }) { authorizationUrl userErrors { field message code } } }',
+    { c: connectionId, id: preRegistered().clientId, secret: preRegistered().clientSecret },
+  );
+  if (!begun.beginSignIn.authorizationUrl)
+    throw new Error(`beginSignIn: ${JSON.stringify(begun.beginSignIn.userErrors)}`);
+  let next = begun.beginSignIn.authorizationUrl;
+  for (let hop = 0; hop < 10; hop++) {
+    const res = await fetch(next, { redirect: 'manual' });
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      next = new URL(location, next).toString();
+      continue;
+    }
+    const page = await res.text();
+    log(
+      `callback answered ${res.status}: ${page
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 200)}`,
+    );
+    if (res.status !== 200) throw new Error('the sign-in did not complete');
+    return;
+  }
+  throw new Error('the sign-in did not reach our callback within 10 redirects');
+}
+
 async function withSignIn(): Promise<void> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'ct-conformance-'));
@@ -124,34 +172,7 @@ async function withSignIn(): Promise<void> {
     );
     const connectionId = created.createConnection.connection.id;
     log(`connection status after connect: ${created.createConnection.connection.status}`);
-    const begun = await gql<{ beginSignIn: { authorizationUrl: string | null; userErrors: unknown[] } }>(
-      url,
-      admin,
-      'mutation($c: ID!) { beginSignIn(input: { connectionId: $c }) { authorizationUrl userErrors { field message code } } }',
-      { c: connectionId },
-    );
-    if (!begun.beginSignIn.authorizationUrl)
-      throw new Error(`beginSignIn: ${JSON.stringify(begun.beginSignIn.userErrors)}`);
-    // The browser: follow redirects until our own callback answers.
-    let next = begun.beginSignIn.authorizationUrl;
-    for (let hop = 0; hop < 10; hop++) {
-      const res = await fetch(next, { redirect: 'manual' });
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        next = new URL(location, next).toString();
-        continue;
-      }
-      const page = await res.text();
-      log(
-        `callback answered ${res.status}: ${page
-          .replace(/<[^>]+>/g, ' ')
-          .replace(/\s+/g, ' ')
-          .trim()
-          .slice(0, 200)}`,
-      );
-      if (res.status !== 200) throw new Error('the sign-in did not complete');
-      break;
-    }
+    await signIn(url, admin, connectionId);
     const asst = await gql<{ createAssistant: { assistant: { id: string } } }>(
       url,
       admin,
@@ -193,13 +214,30 @@ async function withSignIn(): Promise<void> {
     );
     const tool = turn.beginTurn.tools.find((t) => t.name !== 'finish_turn');
     if (tool) {
-      const result = await gql<{ callTool: { ok: boolean; status: string; message: string | null } }>(
+      const call = async () => {
+        const result = await gql<{ callTool: { ok: boolean; status: string; message: string | null } }>(
+          url,
+          runtime,
+          'mutation($t: ID!, $n: String!) { callTool(input: { turnId: $t, name: $n, arguments: {} }) { ok status message } }',
+          { t: turn.beginTurn.turnId, n: tool.name },
+        );
+        log(`${tool.name}: ${JSON.stringify(result.callTool)}`);
+        return result.callTool;
+      };
+      const first = await call();
+      // A 403 insufficient_scope ends the sign-in (step-up): the operator signs in once more, and
+      // that sign-in asks for the wider scope. Once only, as a person would.
+      const after = await gql<{ connection: { status: string } }>(
         url,
-        runtime,
-        'mutation($t: ID!, $n: String!) { callTool(input: { turnId: $t, name: $n, arguments: {} }) { ok status message } }',
-        { t: turn.beginTurn.turnId, n: tool.name },
+        admin,
+        'query($c: ID!) { connection(id: $c) { status } }',
+        { c: connectionId },
       );
-      log(`${tool.name}: ${JSON.stringify(result.callTool)}`);
+      if (!first.ok && after.connection.status === 'NEEDS_SIGN_IN') {
+        log('the connection needs sign-in again (step-up): signing in once more');
+        await signIn(url, admin, connectionId);
+        await call();
+      }
     }
   } finally {
     await app.stop();

@@ -4,7 +4,7 @@ import { AuthService, mintToken } from './auth/auth.service.js';
 import type { Config } from './config.js';
 import { resolveSecretKey } from './connections/secret-key.js';
 import { SecretBox } from './connections/secrets.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres, type SuperviseOptions } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
 import { currentUser, migrate, openOrm } from './db/orm.js';
 import { grantServiceRole, ROLE_PROBLEMS_SQL, roleWarning, type RoleProblems } from './db/roles.js';
@@ -24,6 +24,8 @@ import { OAuthService } from './oauth/oauth.service.js';
 import { DescriptionPool } from './openapi/pool.js';
 import { debuggerRoutes } from './http/debugger-routes.js';
 import { explorer } from './http/explorer-routes.js';
+import { metricsRoutes } from './http/metrics-route.js';
+import { Metrics } from './metrics/metrics.js';
 import { startHttpServer, type HttpServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import type { Services } from './services.js';
@@ -43,6 +45,11 @@ export interface StartOptions {
   onQuery?: (sql: string) => void;
   /** Skip minting the first admin token (tests mint their own). */
   bootstrapAdmin?: boolean;
+  /**
+   * Called when the embedded PostgreSQL died and could not be restarted: the service cannot go on
+   * (main.ts exits non-zero). Without it, the failure is logged and readiness stays 503.
+   */
+  onDatabaseLost?: (err: Error) => void;
 }
 
 /** Opens the database (embedded when DATABASE_URL is unset), migrates, and builds the services. */
@@ -50,13 +57,14 @@ export async function openDatabase(
   config: Config,
   logger: Logger,
   onQuery?: (sql: string) => void,
+  supervise: SuperviseOptions | null = null,
 ): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string }> {
   let embedded: EmbeddedPostgres | null = null;
   let url = config.databaseUrl;
   // The owner's URL when migrations run apart from the service (README, "Two database roles").
   let ownerUrl = config.migrationDatabaseUrl;
   if (url === null) {
-    embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg));
+    embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg), supervise);
     url = embedded.serviceUrl;
     ownerUrl = embedded.url;
   }
@@ -119,9 +127,28 @@ async function bootstrapAdminToken(orm: MikroORM, config: Config, logger: Logger
   return token;
 }
 
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/** The database pool's use, for /metrics (knex's tarn pool; null if it is not there). */
+function poolUse(orm: MikroORM): { used: number; free: number; pending: number } | null {
+  const pool = (orm.em.getConnection().getKnex().client as { pool?: TarnPool }).pool;
+  if (!pool) return null;
+  return { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() };
+}
+
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery);
-  const notifier = new Notifier(url, logger);
+  const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery, {
+    logger,
+    onFatal:
+      options.onDatabaseLost ??
+      ((err) => logger.error({ err: { message: err.message } }, 'the embedded PostgreSQL is gone')),
+  });
+  // LISTEN holds a session: behind a transaction-mode pooler it needs a direct URL (README, "Running at scale").
+  const notifier = new Notifier(config.listenDatabaseUrl ?? url, logger);
   try {
     await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
@@ -151,9 +178,11 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       notifier,
       discovery: null as unknown as DiscoveryService,
       oauth: null as unknown as OAuthService,
+      embedded,
       toolCache: null as unknown as ToolCache,
       turns: null as unknown as TurnService,
       turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
+      metrics: new Metrics(),
     };
     services.toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
       services.mcp.forgetSession(connectionId),
@@ -177,8 +206,20 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const http = await startHttpServer(services, schema, {
       port: config.port,
       host: config.host,
-      routes: { ...oauthRoutes(services), ...debuggerRoutes(), ...(graphiql?.routes ?? {}) },
+      routes: {
+        ...oauthRoutes(services),
+        ...debuggerRoutes(),
+        ...(graphiql?.routes ?? {}),
+        ...metricsRoutes(services),
+      },
       explorer: graphiql?.page,
+    });
+    services.metrics.attach({
+      toolCache: () => services.toolCache,
+      notifier: () => notifier.stats(),
+      pool: () => poolUse(orm),
+      subscriptionsOpen: () => http.stats().subscriptions,
+      socketsOpen: () => http.stats().sockets,
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();

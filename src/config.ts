@@ -4,6 +4,7 @@
  * lists the same variables with the same defaults.
  */
 import { resolve } from 'node:path';
+import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
 
 export const DEFAULT_PORT = 4000;
@@ -49,6 +50,11 @@ export const DEFAULT_SUBSCRIPTIONS_PER_SOCKET = 10;
 /** Stored events one subscription replays after `afterSeq` before it must resubscribe. */
 export const DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS = 5_000;
 
+/** Who may read `GET /metrics`: nobody (404), anyone, or an ADMIN/OPERATOR token (the default). */
+const METRICS_ACCESS = ['off', 'open', 'token'] as const;
+export type MetricsAccess = (typeof METRICS_ACCESS)[number];
+export const DEFAULT_METRICS: MetricsAccess = 'token';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -61,12 +67,18 @@ export interface Config {
    * needs; null: migrations run on DATABASE_URL (or, embedded, as the cluster's owner).
    */
   migrationDatabaseUrl: string | null;
+  /**
+   * A direct URL (not through a transaction-mode pooler) for the LISTEN connection; null: DATABASE_URL.
+   */
+  listenDatabaseUrl: string | null;
   port: number;
   host: string;
   dataDir: string;
   /** 32-byte AES-256-GCM key for credentials; null means "generate and keep one in dataDir". */
   secretKey: Buffer | null;
   logLevel: LogLevel;
+  /** Access to `GET /metrics`. */
+  metrics: MetricsAccess;
   outbound: {
     /** Hosts (name or name:port) allowed over http:// and to non-public addresses. */
     allowHosts: string[];
@@ -82,6 +94,8 @@ export interface Config {
   ledgerSweep: { afterMs: number; everyMs: number };
   /** Usage roll-up: runs every `everyMs`; an hour is summed `settleMs` after it ends (README, "Usage"). */
   usageRollup: { everyMs: number; settleMs: number };
+  /** Group commit of the call path's records (src/db/group-commit.ts); maxBatch 1 turns it off. */
+  recordBatch: { maxBatch: number; inFlight: number };
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -225,6 +239,12 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(`OUTBOUND_ALLOW_HOSTS has an invalid host "${host}"`);
     }
   }
+  const metrics = (
+    env.METRICS === undefined || env.METRICS === '' ? DEFAULT_METRICS : env.METRICS
+  ).toLowerCase();
+  if (!(METRICS_ACCESS as readonly string[]).includes(metrics)) {
+    throw new ConfigError(`METRICS must be one of ${METRICS_ACCESS.join(', ')}, got "${metrics}"`);
+  }
   const port = int(env, 'PORT', DEFAULT_PORT, 0, 65_535);
   const host = env.HOST && env.HOST !== '' ? env.HOST : DEFAULT_HOST;
   const publicUrl = env.PUBLIC_URL && env.PUBLIC_URL !== '' ? env.PUBLIC_URL : `http://localhost:${port}`;
@@ -237,6 +257,10 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = parseSecretKey(env.SECRET_KEY);
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   const migrationDatabaseUrl = parseDatabaseUrl(env.MIGRATION_DATABASE_URL, 'MIGRATION_DATABASE_URL');
+  const listenDatabaseUrl = parseDatabaseUrl(env.LISTEN_DATABASE_URL, 'LISTEN_DATABASE_URL');
+  if (listenDatabaseUrl !== null && databaseUrl === null) {
+    throw new ConfigError('LISTEN_DATABASE_URL needs DATABASE_URL (the embedded default listens directly)');
+  }
   if (migrationDatabaseUrl !== null && databaseUrl === null) {
     throw new ConfigError(
       'MIGRATION_DATABASE_URL needs DATABASE_URL (the embedded default already migrates as the owner)',
@@ -249,11 +273,13 @@ export function loadConfig(env: Env = process.env): Config {
     env: nodeEnv,
     databaseUrl,
     migrationDatabaseUrl,
+    listenDatabaseUrl,
     port,
     host,
     dataDir: resolve(env.DATA_DIR && env.DATA_DIR !== '' ? env.DATA_DIR : DEFAULT_DATA_DIR),
     secretKey,
     logLevel: logLevel as LogLevel,
+    metrics: metrics as MetricsAccess,
     outbound: {
       allowHosts,
       allowLoopback: bool(env, 'OUTBOUND_ALLOW_LOOPBACK', nodeEnv !== 'production'),
@@ -267,6 +293,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    recordBatch: {
+      maxBatch: int(env, 'RECORD_BATCH_MAX', DEFAULT_GROUP_COMMIT_MAX_BATCH, 1, 1_000),
+      inFlight: int(env, 'RECORD_BATCH_IN_FLIGHT', DEFAULT_GROUP_COMMIT_IN_FLIGHT, 1, 8),
+    },
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),

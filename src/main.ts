@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { ListenError } from './http/server.js';
 import { createLogger } from './logger.js';
+import { databaseStartFailure } from './start-errors.js';
 
 let config;
 try {
@@ -16,7 +18,16 @@ try {
 const logger = createLogger(config.logLevel);
 
 try {
-  const app = await startApp(config, logger);
+  const app = await startApp(config, logger, {
+    // The embedded PostgreSQL died and every restart failed: nothing can be served or recorded.
+    onDatabaseLost: (err) => {
+      logger.fatal(
+        { err: { message: err.message } },
+        'the embedded PostgreSQL could not be restarted; exiting',
+      );
+      process.exit(1);
+    },
+  });
   let signalled = false;
   const shutdown = (signal: string): void => {
     if (signalled) return;
@@ -38,6 +49,12 @@ try {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 } catch (err) {
-  logger.fatal({ err }, 'could not start');
+  // The failures a newcomer meets get one line that names the setting; anything else its stack.
+  const line = err instanceof ListenError ? err.message : databaseStartFailure(err, config.databaseUrl);
+  if (line !== null) {
+    process.stderr.write(`could not start: ${line}\n`);
+  } else {
+    logger.fatal({ err }, 'could not start');
+  }
   process.exit(1);
 }

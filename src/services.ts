@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AuthService } from './auth/auth.service.js';
 import type { Config } from './config.js';
+import type { EmbeddedPostgres } from './db/embedded.js';
 import type { Notifier } from './db/notifier.js';
 import type { DiscoveryService } from './discovery/discover.js';
 import type { TurnEventHub } from './turns/events.js';
@@ -10,6 +11,7 @@ import type { SecretBox } from './connections/secrets.js';
 import type { OutboundClient } from './http/outbound.js';
 import type { Logger } from './logger.js';
 import type { McpClient } from './mcp/client.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { OAuthService } from './oauth/oauth.service.js';
 import type { DescriptionPool } from './openapi/pool.js';
 
@@ -34,4 +36,8 @@ export interface Services {
   descriptions: DescriptionPool;
   /** OAuth sign-in and token renewal for MCP servers that ask people to sign in. */
   oauth: OAuthService;
+  /** Prometheus counters and gauges behind `GET /metrics`. */
+  metrics: Metrics;
+  /** The embedded PostgreSQL this process supervises (readiness reads its state); null with DATABASE_URL. */
+  embedded: EmbeddedPostgres | null;
 }

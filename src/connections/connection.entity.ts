@@ -56,6 +56,13 @@ export class CredentialInfo {
 
   @Field(() => String, { nullable: true, description: 'The last 4 characters of the key.' })
   last4!: string | null;
+
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'BEARER and HEADER: the origins (scheme://host:port) the key was given for; it is never sent anywhere else. Changing where calls go needs the key again.',
+  })
+  origins!: string[] | null;
 }
 
 @Entity({ tableName: 'connection' })
@@ -117,6 +124,13 @@ export class Connection extends Node {
   @Property({ type: 'string', length: 4, nullable: true })
   credentialLast4: string | null = null;
 
+  /**
+   * BEARER and HEADER: the origins the key was given for (see `key-origins.ts`); null without a
+   * key. Set only when the key is given.
+   */
+  @Property({ type: 'json', nullable: true })
+  credentialOrigins: string[] | null = null;
+
   /** AES-256-GCM sealed secret (see connections/secrets.ts). Never exposed. */
   @Property({ type: 'text', nullable: true, hidden: true })
   credentialSecret: string | null = null;
@@ -163,6 +177,11 @@ export class Connection extends Node {
 
   @Field(() => CredentialInfo)
   get credential(): CredentialInfo {
-    return { kind: this.credentialKind, headerName: this.credentialHeaderName, last4: this.credentialLast4 };
+    return {
+      kind: this.credentialKind,
+      headerName: this.credentialHeaderName,
+      last4: this.credentialLast4,
+      origins: this.credentialOrigins,
+    };
   }
 }

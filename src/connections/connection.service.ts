@@ -2,10 +2,12 @@ import { UniqueConstraintViolationException, type EntityManager } from '@mikro-o
 import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
 import type { JsonObject } from '../operations/types.js';
-import { slugify } from '../operations/keys.js';
+import { assignKey, slugify } from '../operations/keys.js';
 import type { Services } from '../services.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Connection, ConnectionKind, CredentialKind } from './connection.entity.js';
+import { isKeyCredential, originOf, uncoveredOrigins } from './key-origins.js';
+import { originsForNewKey, sourceKeyTargets, type SourceAfter } from './source-origins.js';
 import type { CreateConnectionInput, CredentialInput, UpdateConnectionInput } from './connection.input.js';
 import {
   checkBaseUrl,
@@ -28,8 +30,18 @@ export function credentialAad(connectionId: string): string {
   return `connection:${connectionId}:credential`;
 }
 
-function applyCredential(services: Services, connection: Connection, input: CredentialInput): void {
+/**
+ * Stores a credential. A key is recorded with the origins it is given for (`key-origins.ts`):
+ * calls, and anything else that would carry it, go only there.
+ */
+function applyCredential(
+  services: Services,
+  connection: Connection,
+  input: CredentialInput,
+  origins: string[] | null,
+): void {
   connection.credentialKind = input.kind;
+  connection.credentialOrigins = isKeyCredential(input.kind) ? (origins ?? []) : null;
   if (input.kind === CredentialKind.NONE) {
     connection.credentialSecret = null;
     connection.credentialHeaderName = null;
@@ -53,7 +65,12 @@ export function connectionSummary(c: Connection): JsonObject {
     descriptionBytes: c.descriptionBytes,
     baseUrl: c.baseUrl,
     timeoutMs: c.timeoutMs,
-    credential: { kind: c.credentialKind, headerName: c.credentialHeaderName, last4: c.credentialLast4 },
+    credential: {
+      kind: c.credentialKind,
+      headerName: c.credentialHeaderName,
+      last4: c.credentialLast4,
+      origins: c.credentialOrigins,
+    },
   };
 }
 
@@ -149,75 +166,142 @@ export async function createConnection(
   if (name.length === 0 || name.length > 200) {
     problems.push({ field: ['input', 'name'], code: 'NAME_INVALID', message: 'must be 1–200 characters' });
   }
-  const slug = input.slug != null ? input.slug : slugify(name);
-  const slugProblem = checkSlug(slug, ['input', 'slug']);
+  // A slug the user chose is theirs: a clash is their error. One made from the name is numbered
+  // (`_2`, `_3`…) as operation keys are, since the user never chose it.
+  const chosen = input.slug != null;
+  const baseSlug = chosen ? input.slug! : slugify(name);
+  const slugProblem = checkSlug(baseSlug, ['input', 'slug']);
   if (slugProblem) problems.push(slugProblem);
   problems.push(...checkSource(services, input.kind, input, true));
   if (problems.length > 0) return { connection: null, userErrors: problems };
 
-  const connection = new Connection(
-    em.getReference(Workspace, workspaceId, { wrapped: true }),
-    input.kind,
-    name,
-    slug,
-  );
-  applySource(connection, input);
-  if (input.credential) applyCredential(services, connection, input.credential);
-  em.persist(connection);
-  audit(em, principal, {
-    workspaceId,
-    action: 'CONNECT',
-    targetType: 'Connection',
-    targetId: connection.nodeId,
-    after: connectionSummary(connection),
-  });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) {
+  const workspace = () => em.getReference(Workspace, workspaceId, { wrapped: true });
+  let origins: string[] | null = null;
+  if (input.credential && isKeyCredential(input.credential.kind)) {
+    const draft = new Connection(workspace(), input.kind, name, baseSlug);
+    applySource(draft, input);
+    origins = await originsForNewKey(services, em, draft, await sourceAfter(em, draft, input), true);
+  }
+  for (let attempt = 1; ; attempt++) {
+    const slug = chosen ? baseSlug : await freeSlug(em, workspaceId, baseSlug);
+    const connection = new Connection(workspace(), input.kind, name, slug);
+    applySource(connection, input);
+    if (input.credential) applyCredential(services, connection, input.credential, origins);
+    em.persist(connection);
+    audit(em, principal, {
+      workspaceId,
+      action: 'CONNECT',
+      targetType: 'Connection',
+      targetId: connection.nodeId,
+      after: connectionSummary(connection),
+    });
+    try {
+      await em.flush();
+      return { connection, userErrors: [] };
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
       em.clear();
+      // Another connection took the numbered slug meanwhile: number again, a few times.
+      if (!chosen && attempt < MAX_SLUG_ATTEMPTS) continue;
       return {
         connection: null,
         userErrors: [
           {
             field: ['input', 'slug'],
             code: 'SLUG_TAKEN',
-            message: `the workspace already has a connection "${slug}"`,
+            message: chosen
+              ? `the workspace already has a connection "${slug}": choose another slug, or leave it out to have one made from the name`
+              : `the workspace's connections kept taking the slug "${slug}"; try again`,
           },
         ],
       };
     }
-    throw err;
   }
-  return { connection, userErrors: [] };
 }
 
-function originOf(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    return new URL(url).origin;
-  } catch {
-    return null;
+/** Tries at numbering a slug made from the name before giving up on concurrent creates. */
+const MAX_SLUG_ATTEMPTS = 5;
+
+/** `slug`, or the first of `slug_2`, `slug_3`… that no connection of the workspace has. */
+async function freeSlug(em: EntityManager, workspaceId: string, slug: string): Promise<string> {
+  const rows = await em
+    .getConnection()
+    .execute<{ slug: string }[]>(
+      `select slug from connection where workspace_id = ? and (slug = ? or slug like ?)`,
+      [workspaceId, slug, `${slug}\\_%`],
+    );
+  return assignKey(slug, new Set(rows.map((r) => r.slug)));
+}
+
+/** True when the update changes where calls go: endpoint, description or base address. */
+function movesSource(input: UpdateConnectionInput): boolean {
+  return (
+    input.endpointUrl != null ||
+    input.baseUrl != null ||
+    (input.descriptionUrl != null && input.descriptionUrl !== '') ||
+    (input.descriptionText != null && input.descriptionText !== '')
+  );
+}
+
+/** The connection's source as `input` would leave it (its normalised addresses, as `applySource` writes them). */
+async function sourceAfter(
+  em: EntityManager,
+  connection: Connection,
+  input: UpdateConnectionInput | CreateConnectionInput,
+): Promise<SourceAfter> {
+  const url = (raw: string) => new URL(raw.trim()).toString();
+  const endpointUrl = input.endpointUrl != null ? url(input.endpointUrl) : connection.endpointUrl;
+  const baseUrl =
+    input.baseUrl != null ? (input.baseUrl === '' ? null : url(input.baseUrl)) : connection.baseUrl;
+  let description: SourceAfter['description'] = null;
+  if (input.descriptionUrl != null && input.descriptionUrl !== '')
+    description = { url: url(input.descriptionUrl) };
+  else if (input.descriptionText != null && input.descriptionText !== '')
+    description = { text: input.descriptionText };
+  else if (connection.descriptionUrl !== null) description = { url: connection.descriptionUrl };
+  else if (connection.kind === ConnectionKind.OPENAPI) {
+    await em.populate(connection, ['descriptionText']);
+    if (connection.descriptionText) description = { text: connection.descriptionText };
   }
+  return { kind: connection.kind, endpointUrl, baseUrl, description };
 }
 
 /**
- * Whether an update points a key-based connection at another host. Whoever changes where the
- * connection points must give the key again: otherwise someone who can edit a connection but not
- * read its key could send it to a host of their own.
+ * Why an update of a key-based connection needs the key again, or `null`: after it, calls would
+ * go to an origin the key was not given for (a new endpoint or base address, a description whose
+ * servers, path or operation `servers`, or Swagger host name another host), or the description
+ * would come from another host (which then decides where operations point). Whoever can edit a
+ * connection but not read its key must not be able to send the key to a host of their own.
  */
-function movesKeyElsewhere(connection: Connection, input: UpdateConnectionInput): boolean {
+async function keyNeededAgain(
+  services: Services,
+  em: EntityManager,
+  connection: Connection,
+  input: UpdateConnectionInput,
+): Promise<FieldProblem | null> {
+  if (!isKeyCredential(connection.credentialKind) || input.credential || !movesSource(input)) return null;
+  const problem = (message: string): FieldProblem => ({
+    field: ['input', 'credential'],
+    code: 'CREDENTIAL_REQUIRED',
+    message,
+  });
   if (
-    connection.credentialKind !== CredentialKind.BEARER &&
-    connection.credentialKind !== CredentialKind.HEADER
-  )
-    return false;
-  const moved = (before: string | null, after: string | null | undefined) =>
-    after != null && after !== '' && originOf(after) !== originOf(before);
-  return (
-    moved(connection.endpointUrl, input.endpointUrl) ||
-    moved(connection.baseUrl, input.baseUrl) ||
-    moved(connection.descriptionUrl, input.descriptionUrl)
+    input.descriptionUrl != null &&
+    input.descriptionUrl !== '' &&
+    originOf(input.descriptionUrl.trim()) !== originOf(connection.descriptionUrl)
+  ) {
+    return problem(
+      'the description would come from another host, which then decides where the key goes: give the credential again (or kind NONE) with the new address',
+    );
+  }
+  const targets = await sourceKeyTargets(services, await sourceAfter(em, connection, input));
+  // An unreadable description is reported by discovery, which holds any operation at another
+  // origin; calls never attach the key there either.
+  if (targets === null) return null;
+  const uncovered = uncoveredOrigins(connection.credentialOrigins, targets);
+  if (uncovered.length === 0) return null;
+  return problem(
+    `the key would be sent to ${uncovered.join(', ')}, which it was not given for: give the credential again (or kind NONE) with this change`,
   );
 }
 
@@ -233,19 +317,25 @@ export async function updateConnection(
     problems.push({ field: ['input', 'name'], code: 'NAME_INVALID', message: 'must be 1–200 characters' });
   }
   problems.push(...checkSource(services, connection.kind, input, false));
-  if (problems.length === 0 && !input.credential && movesKeyElsewhere(connection, input)) {
-    problems.push({
-      field: ['input', 'credential'],
-      code: 'CREDENTIAL_REQUIRED',
-      message:
-        'the key would be sent to another host: give the credential again (or kind NONE) with the new address',
-    });
+  if (problems.length === 0) {
+    const keyProblem = await keyNeededAgain(services, em, connection, input);
+    if (keyProblem) problems.push(keyProblem);
   }
   if (problems.length > 0) return { connection: null, userErrors: problems };
+  const origins =
+    input.credential && isKeyCredential(input.credential.kind)
+      ? await originsForNewKey(
+          services,
+          em,
+          connection,
+          await sourceAfter(em, connection, input),
+          movesSource(input),
+        )
+      : null;
   const before = connectionSummary(connection);
   if (input.name != null) connection.name = input.name.trim();
   applySource(connection, input);
-  if (input.credential) applyCredential(services, connection, input.credential);
+  if (input.credential) applyCredential(services, connection, input.credential, origins);
   audit(em, principal, {
     workspaceId: connection.workspace.id,
     action: 'UPDATE_CONNECTION',

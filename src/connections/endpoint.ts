@@ -2,6 +2,8 @@ import type { McpAuth, McpEndpoint } from '../mcp/client.js';
 import type { Services } from '../services.js';
 import { CredentialKind } from './connection.entity.js';
 import { credentialAad } from './connection.service.js';
+import { AppError } from '../errors.js';
+import { isKeyCredential, mayCarryKey, originOf } from './key-origins.js';
 import { makeScrubber, type Scrubber } from './scrub.js';
 
 /** What reaching a connection needs: a Connection entity, or the tool cache's snapshot of one. */
@@ -13,6 +15,8 @@ export interface ConnectionTarget {
   credentialHeaderName: string | null;
   /** Sealed; opened only here, just before a request. */
   credentialSecret: string | null;
+  /** BEARER and HEADER: the origins the key was given for; the key goes nowhere else. */
+  credentialOrigins: readonly string[] | null;
   /** MCP: the protocol version stored at the last discovery (decides the era of calls). */
   protocolVersion?: string | null;
 }
@@ -26,8 +30,35 @@ export function openSecret(services: Services, target: ConnectionTarget): string
     : null;
 }
 
-/** The credential of a key-based connection as request headers (OpenAPI calls). */
-export function credentialHeaders(services: Services, target: ConnectionTarget): Record<string, string> {
+/** The error code of a request the key may not go with: its origin is not one the key was given for. */
+export const KEY_ORIGIN_NOT_GIVEN = 'KEY_ORIGIN_NOT_GIVEN';
+
+/**
+ * Why the connection's key may not go with a request to `url`, or `null` when it may (or there is
+ * no key). Callers check first and refuse the call; the functions below throw as a last line.
+ */
+export function keyRefusal(target: ConnectionTarget, url: string): string | null {
+  if (!isKeyCredential(target.credentialKind) || mayCarryKey(target.credentialOrigins, url)) return null;
+  const origin = originOf(url) ?? 'an address without an origin';
+  return `the connection's key was not given for ${origin}`;
+}
+
+function assertKeyMayGo(target: ConnectionTarget, url: string): void {
+  const refusal = keyRefusal(target, url);
+  if (refusal !== null)
+    throw new AppError(KEY_ORIGIN_NOT_GIVEN, `${refusal}; give the credential again to send it there`);
+}
+
+/**
+ * The credential of a key-based connection as request headers for a request to `url` (OpenAPI
+ * calls). Throws `KEY_ORIGIN_NOT_GIVEN` when the key was not given for that origin.
+ */
+export function credentialHeaders(
+  services: Services,
+  target: ConnectionTarget,
+  url: string,
+): Record<string, string> {
+  assertKeyMayGo(target, url);
   const secret = openSecret(services, target);
   if (secret === null) return {};
   if (target.credentialKind === CredentialKind.HEADER && target.credentialHeaderName)
@@ -35,8 +66,12 @@ export function credentialHeaders(services: Services, target: ConnectionTarget):
   return { authorization: `Bearer ${secret}` };
 }
 
-/** How the MCP client reaches a connection: address, credential, timeout, session key. */
+/**
+ * How the MCP client reaches a connection: address, credential, timeout, session key. Throws
+ * `KEY_ORIGIN_NOT_GIVEN` when the connection's key was not given for the endpoint's origin.
+ */
 export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEndpoint {
+  assertKeyMayGo(target, target.endpointUrl ?? '');
   let auth: McpAuth = { kind: 'none' };
   const secret = openSecret(services, target);
   if (secret !== null && target.credentialKind === CredentialKind.BEARER)

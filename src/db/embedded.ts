@@ -25,6 +25,10 @@ const DEFAULT_START_TIMEOUT_MS = 60_000; // initdb + start on a cold, busy machi
 const DATABASE_NAME = 'connected_tools';
 
 interface EmbeddedState {
+  status: 'running' | 'restarting' | 'failed' | 'shared';
+}
+
+interface SavedState {
   port: number;
   /** The cluster owner's (`postgres`, a superuser): migrations and grants only. */
   password: string;
@@ -38,8 +42,31 @@ export interface EmbeddedPostgres {
   url: string;
   /** As the service's role, which owns nothing and may only insert into and read the ledger. */
   serviceUrl: string;
+  /**
+   * `running`; `restarting` after it died (supervised clusters); `failed` when it could not be
+   * restarted; `shared` when another live process of ours runs it (we neither supervise nor stop it).
+   */
+  state(): EmbeddedState['status'];
   stop(): Promise<void>;
 }
+
+export interface SuperviseOptions {
+  /** Told about the cluster's death and each restart attempt. */
+  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Restart attempts after the cluster died, each after a doubling delay. */
+  restartAttempts?: number;
+  restartDelayMs?: number;
+  /** Called once when every attempt failed: the service cannot go on. */
+  onFatal?: (err: Error) => void;
+}
+
+/** The default supervision: 6 attempts, 0.5 s to 16 s apart (about 30 s in all). */
+export const DEFAULT_RESTART_ATTEMPTS = 6;
+export const DEFAULT_RESTART_DELAY_MS = 500;
+
+/** The process that started (and owns) the cluster, kept in DATA_DIR so a later start can tell an orphan. */
+const OWNER_FILE = 'embedded-owner.json';
+const ORPHAN_STOP_TIMEOUT_MS = 30_000;
 
 export class EmbeddedPostgresError extends Error {
   override readonly name = 'EmbeddedPostgresError';
@@ -144,12 +171,13 @@ function run(cmd: string, args: string[], ids: { uid: number; gid: number } | nu
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: (msg: string) => void = () => undefined,
+  supervise: SuperviseOptions | null = null,
 ): Promise<EmbeddedPostgres> {
   const ids = runAsIds();
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const statePath = join(dataDir, 'embedded-postgres.json');
   const saved = (await exists(statePath))
-    ? (JSON.parse(await readFile(statePath, 'utf8')) as EmbeddedState)
+    ? (JSON.parse(await readFile(statePath, 'utf8')) as SavedState)
     : null;
 
   let pgdata = saved?.pgdata ?? join(dataDir, 'pg');
@@ -165,7 +193,7 @@ export async function startEmbeddedPostgres(
       pgdata = join(base, 'data', randomBytes(6).toString('hex'));
     }
   }
-  const state: EmbeddedState = {
+  const state: SavedState = {
     port: saved?.port ?? DEFAULT_EMBEDDED_PORT,
     password: saved?.password ?? generatePassword(),
     servicePassword: saved?.servicePassword ?? generatePassword(),
@@ -213,56 +241,210 @@ export async function startEmbeddedPostgres(
   }
 
   // Another process of ours (the server, while `npm run token` runs) may already run this cluster:
-  // share it rather than fail on its lock file, and leave stopping it to its owner.
-  const running = await runningPort(pgdata);
+  // share it rather than fail on its lock file, and leave stopping it to its owner. A cluster whose
+  // owner is gone (a service killed with SIGKILL) is an orphan: stop it, then start our own.
+  const running = await runningPostmaster(pgdata);
   if (running !== null) {
-    const { url, serviceUrl, adminUrl } = urls(running);
-    await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
-    log(`embedded PostgreSQL already running on 127.0.0.1:${running}; sharing it`);
-    return { url, serviceUrl, stop: async () => undefined };
+    if (await ownerIsAlive(dataDir, running.pid)) {
+      const { url, serviceUrl, adminUrl } = urls(running.port);
+      await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
+      log(`embedded PostgreSQL already running on 127.0.0.1:${running.port}; sharing it`);
+      return { url, serviceUrl, state: () => 'shared', stop: async () => undefined };
+    }
+    log(`stopping the embedded PostgreSQL (pid ${running.pid}) left running by a stopped service`);
+    await stopOrphan(running.pid);
+  } else {
+    await removeStaleLock(pgdata);
   }
 
   if (!(await portIsFree(state.port))) state.port = await anyFreePort();
   await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
 
-  const child = spawn(
-    join(bin, 'bin', 'postgres'),
-    [
-      '-D',
-      pgdata,
-      '-p',
-      String(state.port),
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-    ],
-    { ...(ids ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
-  );
-  await waitUntilReady(child);
+  const launch = async (): Promise<ChildProcess> => {
+    const started = spawn(
+      join(bin, 'bin', 'postgres'),
+      [
+        '-D',
+        pgdata,
+        '-p',
+        String(state.port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+      ],
+      { ...(ids ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+    );
+    await waitUntilReady(started);
+    await writeFile(join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid }), { mode: 0o600 });
+    return started;
+  };
+  let child = await launch();
 
   const { url, serviceUrl, adminUrl } = urls(state.port);
-  await ensureDatabase(adminUrl);
-  await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
+  try {
+    await ensureDatabase(adminUrl);
+    await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
+  } catch (err) {
+    child.kill('SIGINT');
+    throw err;
+  }
   log(`embedded PostgreSQL listening on 127.0.0.1:${state.port}`);
+
+  let status: EmbeddedState['status'] = 'running';
+  let stopping = false;
+  const watch = (c: ChildProcess): void => {
+    c.once('exit', (code, signal) => {
+      if (stopping || supervise === null) return;
+      status = 'restarting';
+      supervise.logger?.error({ code, signal }, 'embedded PostgreSQL stopped unexpectedly; restarting it');
+      void restart();
+    });
+  };
+  const restart = async (): Promise<void> => {
+    const attempts = supervise?.restartAttempts ?? DEFAULT_RESTART_ATTEMPTS;
+    let delay = supervise?.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
+    let last: Error = new EmbeddedPostgresError('no restart attempted');
+    for (let attempt = 1; attempt <= attempts && !stopping; attempt++) {
+      await new Promise((r) => setTimeout(r, delay));
+      delay *= 2;
+      if (stopping) return;
+      try {
+        // Backends of the dead postmaster may still hold its shared memory for a moment: then
+        // postgres refuses to start, and the next attempt, later, succeeds.
+        child = await launch();
+        watch(child);
+        status = 'running';
+        supervise?.logger?.warn({ attempt }, 'embedded PostgreSQL restarted');
+        return;
+      } catch (err) {
+        last = err as Error;
+        supervise?.logger?.warn(
+          { attempt, of: attempts, err: { message: last.message.slice(0, 500) } },
+          'embedded PostgreSQL restart attempt failed',
+        );
+      }
+    }
+    if (stopping) return;
+    status = 'failed';
+    supervise?.onFatal?.(
+      new EmbeddedPostgresError(
+        `the embedded PostgreSQL in ${pgdata} stopped and could not be restarted after ${attempts} attempts: ${last.message.slice(0, 500)}`,
+      ),
+    );
+  };
+  watch(child);
 
   let stopped: Promise<void> | null = null;
   return {
     url,
     serviceUrl,
+    state: () => status,
     stop: () => {
+      stopping = true;
       stopped ??= new Promise<void>((resolveStop) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
-        child.once('exit', () => resolveStop());
-        child.kill('SIGINT'); // "fast" shutdown: clean, without waiting for clients
+        const current = child;
+        const done = (): void => {
+          void rm(join(dataDir, OWNER_FILE), { force: true }).finally(resolveStop);
+        };
+        if (current.exitCode !== null || current.signalCode !== null) return done();
+        current.once('exit', done);
+        current.kill('SIGINT'); // "fast" shutdown: clean, without waiting for clients
       });
       return stopped;
     },
   };
 }
 
-/** The port of a live postmaster on `pgdata` (from its postmaster.pid), or null. */
-async function runningPort(pgdata: string): Promise<number | null> {
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but another user's (the postgres user, when we are not root).
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The parent pid of `pid` (Linux), or null where /proc cannot tell. */
+async function parentPid(pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses; the last ')' ends it.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the process that started the running postmaster `pid` still lives: its pid is recorded
+ * in DATA_DIR, and (where /proc tells) it is the postmaster's parent. Otherwise the cluster is an
+ * orphan, left by a service that was killed.
+ */
+async function ownerIsAlive(dataDir: string, pid: number): Promise<boolean> {
+  let owner: number;
+  try {
+    owner = (JSON.parse(await readFile(join(dataDir, OWNER_FILE), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || !alive(owner)) return false;
+  const parent = await parentPid(pid);
+  return parent === null || parent === owner;
+}
+
+/** Stops an orphaned postmaster: a fast shutdown, then an immediate one if it lingers. */
+async function stopOrphan(pid: number): Promise<void> {
+  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch (err) {
+    throw new EmbeddedPostgresError(
+      `an embedded PostgreSQL (pid ${pid}) left by a stopped service is running and could not be stopped: ${(err as Error).message}`,
+    );
+  }
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pid, 'SIGQUIT');
+      } catch {
+        // gone meanwhile
+      }
+      if (Date.now() > deadline + 5_000)
+        throw new EmbeddedPostgresError(`the embedded PostgreSQL left running (pid ${pid}) did not stop`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A postmaster.pid whose pid now belongs to another program (after a reboot) would make postgres
+ * refuse to start: remove it. A live postmaster, or a dead one, is left to postgres.
+ */
+async function removeStaleLock(pgdata: string): Promise<void> {
+  const lock = join(pgdata, 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number((await readFile(lock, 'utf8')).split('\n')[0]);
+  } catch {
+    return;
+  }
+  // A dead pid is postgres's own business: it then checks the old shared memory (whose key is in
+  // this file) for backends still running, so the file must stay.
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  let cmdline = '';
+  try {
+    cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return; // cannot tell: let postgres decide
+  }
+  if (!cmdline.includes('postgres')) await rm(lock, { force: true });
+}
+
+/** The pid and port of a live, listening postmaster on `pgdata` (from its postmaster.pid), or null. */
+async function runningPostmaster(pgdata: string): Promise<{ pid: number; port: number } | null> {
   let lines: string[];
   try {
     lines = (await readFile(join(pgdata, 'postmaster.pid'), 'utf8')).split('\n');
@@ -272,13 +454,9 @@ async function runningPort(pgdata: string): Promise<number | null> {
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: alive, but another user's (the postgres user, when we are not root).
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
-  }
-  return (await portIsFree(port)) ? null : port;
+  if (lines[1] !== undefined && lines[1] !== pgdata) return null;
+  if (!alive(pid)) return null;
+  return (await portIsFree(port)) ? null : { pid, port };
 }
 
 function waitUntilReady(child: ChildProcess): Promise<void> {

@@ -8,6 +8,7 @@ import { Migration20261130230000ApiTokenLifecycle } from '../../migrations/Migra
 import { Migration20261130233000DebuggerProgress } from '../../migrations/Migration20261130233000DebuggerProgress.js';
 import { Migration20261130234500LedgerOutcome } from '../../migrations/Migration20261130234500LedgerOutcome.js';
 import { Migration20261130234000ConsoleReads } from '../../migrations/Migration20261130234000ConsoleReads.js';
+import { Migration20261201020000KeyOrigins } from '../../migrations/Migration20261201020000KeyOrigins.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -25,5 +26,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130233000DebuggerProgress', class: Migration20261130233000DebuggerProgress },
   { name: 'Migration20261130234500LedgerOutcome', class: Migration20261130234500LedgerOutcome },
   { name: 'Migration20261130234000ConsoleReads', class: Migration20261130234000ConsoleReads },
+  { name: 'Migration20261201020000KeyOrigins', class: Migration20261201020000KeyOrigins },
   { name: 'Migration20261201040000Usage', class: Migration20261201040000Usage },
 ];

@@ -63,6 +63,9 @@ export class Notifier {
   #retryMs = DEFAULT_RECONNECT_MIN_MS;
   #timer: NodeJS.Timeout | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
+  #connectedOnce = false;
+  #reconnects = 0;
+  #lastNotificationAt: number | null = null;
 
   constructor(
     private readonly databaseUrl: string,
@@ -74,6 +77,15 @@ export class Notifier {
   /** True while the LISTEN connection is up: only then may caches trust themselves. */
   get healthy(): boolean {
     return this.#healthy;
+  }
+
+  /** For /metrics: whether LISTEN is up, when the last NOTIFY arrived (epoch ms), reconnects so far. */
+  stats(): { healthy: boolean; lastNotificationAt: number | null; reconnects: number } {
+    return {
+      healthy: this.#healthy,
+      lastNotificationAt: this.#lastNotificationAt,
+      reconnects: this.#reconnects,
+    };
   }
 
   async start(): Promise<void> {
@@ -108,6 +120,8 @@ export class Notifier {
     }
     this.#client = client;
     this.#healthy = true;
+    if (this.#connectedOnce) this.#reconnects++;
+    this.#connectedOnce = true;
     this.#retryMs = DEFAULT_RECONNECT_MIN_MS;
     this.#events.emit('reset');
     this.#startHeartbeat(client);
@@ -153,6 +167,7 @@ export class Notifier {
   }
 
   #dispatch(channel: string, payload: string): void {
+    this.#lastNotificationAt = Date.now();
     try {
       const data = JSON.parse(payload) as unknown;
       if (channel === CACHE_CHANNEL) this.#events.emit('cache', data);

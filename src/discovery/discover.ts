@@ -19,9 +19,11 @@ import {
   CredentialKind,
 } from '../connections/connection.entity.js';
 import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
+import { holdsFor, isKeyCredential } from '../connections/key-origins.js';
+import { descriptionDeps } from '../connections/source-origins.js';
+import { checkUrl } from '../http/url-policy.js';
 import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
-import { isOutboundError } from '../http/outbound.js';
 import { Operation } from '../operations/operation.entity.js';
 import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
@@ -171,33 +173,7 @@ async function readOpenApi(
     source = { text: connection.descriptionText };
   }
   // Parsed and converted on a worker thread: a large description never stalls the event loop.
-  const loaded = await services.descriptions.load(
-    source,
-    {
-      fetchText: async (url, maxBytes) => {
-        try {
-          return await services.outbound.fetchText(url, maxBytes);
-        } catch (err) {
-          if (isOutboundError(err) && err.code === 'BODY_TOO_LARGE') {
-            throw new AppError(
-              'DESCRIPTION_TOO_LARGE',
-              `the description at ${url} is larger than ${maxBytes} bytes`,
-              { cause: err },
-            );
-          }
-          if (isOutboundError(err) && err.code === 'HTTP_STATUS') {
-            throw new AppError(
-              'DESCRIPTION_FETCH_FAILED',
-              `fetching the description failed: ${err.message}`,
-              { cause: err },
-            );
-          }
-          throw err;
-        }
-      },
-    },
-    connection.baseUrl,
-  );
+  const loaded = await services.descriptions.load(source, descriptionDeps(services), connection.baseUrl);
   const converted = loaded.conversion;
   return {
     operations: converted.operations.map((o) => ({
@@ -209,6 +185,7 @@ async function readOpenApi(
       risk: o.risk,
       idempotent: false,
       binding: o.binding,
+      ...(o.basePlaceholder === undefined ? {} : { basePlaceholder: o.basePlaceholder }),
     })),
     skipped: converted.skipped.map((s) => ({
       name: s.name,
@@ -266,6 +243,16 @@ export class DiscoveryService {
 
   /** Runs one discovery. Never throws for a source problem: the run says what happened. */
   async run(
+    connectionId: string,
+    trigger: DiscoveryTrigger,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+  ): Promise<DiscoveryResult> {
+    const result = await this.#run(connectionId, trigger, principal);
+    this.services.metrics.discoveryRun(result.run.outcome, result.run.errorCode ?? null);
+    return result;
+  }
+
+  async #run(
     connectionId: string,
     trigger: DiscoveryTrigger,
     principal: Pick<Principal, 'label'> & Partial<Principal>,
@@ -395,6 +382,25 @@ export class DiscoveryService {
   }
 
   /**
+   * Why an operation must be held (see `key-origins.ts`): its calls would go to an origin the
+   * connection's key was not given for, or its base address cannot be called (a placeholder, or
+   * refused by the outbound policy, such as plain `http`) and no `baseUrl` override is set.
+   */
+  private holdsOf(connection: Connection, op: DiscoveredOperation): ReviewReasonDraft[] {
+    const base = op.binding?.baseUrl ?? connection.endpointUrl;
+    if (base === null) return [];
+    const keyOrigins = isKeyCredential(connection.credentialKind)
+      ? (connection.credentialOrigins ?? [])
+      : null;
+    let refused: string | null = null;
+    if (op.binding !== null && connection.baseUrl === null) {
+      const check = checkUrl(base, this.services.config.outbound);
+      if (!check.ok) refused = `${JSON.stringify(base)} ${check.message}`;
+    }
+    return holdsFor({ base, placeholder: op.basePlaceholder ?? null, refused }, keyOrigins);
+  }
+
+  /**
    * The changed operations as entities, in id order. Hydrating hundreds of large schemas at once
    * would hold the event loop, so they are read in batches with a yield between them.
    */
@@ -456,6 +462,8 @@ export class DiscoveryService {
         ? await tx.find(ReviewReason, { operation: { $in: rows.map((o) => o.id) }, resolvedAt: null })
         : [];
       const reasonsOf = new Map<string, ReviewReasonDraft[]>();
+      const openRows = new Map<string, ReviewReason[]>();
+      for (const r of reasons) openRows.set(r.operation.id, [...(openRows.get(r.operation.id) ?? []), r]);
       for (const r of reasons) {
         const list = reasonsOf.get(r.operation.id) ?? [];
         list.push({ code: r.code, detail: r.detail });
@@ -472,10 +480,12 @@ export class DiscoveryService {
       );
       for (const row of keyRows) taken.add(row.key);
 
-      const plan = reconcile(stored, listing.operations, {
-        connectionSlug: connection.slug,
-        takenKeys: taken,
-      });
+      // Holds are judged under the lock, against the key's origins as they are now.
+      const plan = reconcile(
+        stored,
+        listing.operations.map((op) => ({ ...op, holds: this.holdsOf(connection, op) })),
+        { connectionSlug: connection.slug, takenKeys: taken },
+      );
       await yieldToLoop();
       const run = await tx.findOneOrFail(DiscoveryRun, { id: runId });
       if (run.outcome !== DiscoveryOutcome.RUNNING) {
@@ -500,10 +510,18 @@ export class DiscoveryService {
           id: u.id,
           fields: Object.fromEntries(u.changedFields.map((f) => [f, u.after[f]])),
           hold: u.disable,
+          release: u.release,
         })),
         now,
       );
       for (const update of updates) {
+        for (const reason of update.resolved) {
+          for (const r of openRows.get(update.id) ?? []) {
+            if (r.code !== reason.code || r.detail !== reason.detail) continue;
+            r.resolvedAt = now;
+            r.resolvedBy = principal.label;
+          }
+        }
         for (const reason of update.newReasons) {
           tx.persist(
             new ReviewReason(
@@ -528,9 +546,22 @@ export class DiscoveryService {
         risk: add.op.risk,
         idempotent: add.op.idempotent,
         enabled: add.enabled,
+        needsReview: add.reasons.length > 0,
       }));
       await insertOperations(tx, { workspaceId, connectionId }, added, now);
       changed.push(...added.map((a) => a.id));
+      plan.add.forEach((add, i) => {
+        for (const reason of add.reasons) {
+          tx.persist(
+            new ReviewReason(
+              tx.getReference(Operation, added[i]!.id, { wrapped: true }),
+              reason.code as ReviewCode,
+              reason.detail,
+              runRef,
+            ),
+          );
+        }
+      });
 
       connection.status = ConnectionStatus.READY;
       connection.lastDiscoveryAt = now;

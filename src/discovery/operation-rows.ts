@@ -91,6 +91,8 @@ export interface NewOperationRow {
   risk: Risk;
   idempotent: boolean;
   enabled: boolean;
+  /** Held by discovery (its reasons are saved by the caller); absent means false. */
+  needsReview?: boolean;
 }
 
 /** Inserts new operations of one connection in one statement. */
@@ -108,7 +110,7 @@ export async function insertOperations(
                             needs_review, binding, created_at, updated_at)
      select (e->>'id')::uuid, ?::uuid, ?::uuid, e->>'key', e->>'name', e->>'title', e->>'description',
             e->'inputSchema', nullif(e->'annotations', 'null'::jsonb), e->>'risk', false, e->>'risk',
-            (e->>'enabled')::boolean, (e->>'idempotent')::boolean, false,
+            (e->>'enabled')::boolean, (e->>'idempotent')::boolean, coalesce((e->>'needsReview')::boolean, false),
             nullif(e->'binding', 'null'::jsonb), ?::timestamptz, ?::timestamptz
        from jsonb_array_elements(?::jsonb) with ordinality as t(e, n)
       order by n`,
@@ -124,6 +126,8 @@ export interface OperationChange {
   id: string;
   fields: Partial<OperationFields>;
   hold: boolean;
+  /** Its holds cleared and nothing else is open: no review, on only when its risk (as written) is READ. */
+  release?: boolean;
 }
 
 const TEXT_COLUMNS = [
@@ -153,8 +157,8 @@ export async function updateOperations(
       ([f, c]) => `${c} = case when ${has(f)} then nullif(e->'${f}', 'null'::jsonb) else o.${c} end`,
     ),
     `idempotent = case when ${has('idempotent')} then (e->>'idempotent')::boolean else o.idempotent end`,
-    `enabled = case when (e->>'hold')::boolean then false else o.enabled end`,
-    `needs_review = case when (e->>'hold')::boolean then true else o.needs_review end`,
+    `enabled = case when (e->>'hold')::boolean then false when (e->>'release')::boolean then coalesce(e->>'risk', o.risk) = 'READ' else o.enabled end`,
+    `needs_review = case when (e->>'hold')::boolean then true when (e->>'release')::boolean then false else o.needs_review end`,
     `updated_at = ?::timestamptz`,
   ];
   await query(
@@ -162,6 +166,11 @@ export async function updateOperations(
     `update operation o set ${sets.join(', ')}
        from jsonb_array_elements(?::jsonb) as e
       where o.id = (e->>'id')::uuid`,
-    [now.toISOString(), JSON.stringify(changes.map((c) => ({ ...c.fields, id: c.id, hold: c.hold })))],
+    [
+      now.toISOString(),
+      JSON.stringify(
+        changes.map((c) => ({ ...c.fields, id: c.id, hold: c.hold, release: c.release ?? false })),
+      ),
+    ],
   );
 }

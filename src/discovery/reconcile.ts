@@ -13,6 +13,7 @@
  *   annotations, binding and idempotency follow the source; the risk follows the source unless an
  *   admin set it. Then the review triggers are checked, and any trigger turns the operation off.
  */
+import { HOLD_CODES } from '../connections/key-origins.js';
 import { AppError } from '../errors.js';
 import { assignKey, operationKey } from '../operations/keys.js';
 import { isRiskRaise } from '../operations/risk.js';
@@ -24,6 +25,7 @@ export const REVIEW_CODES = [
   'ARGUMENTS_ADDED',
   'ARGUMENTS_UNDESCRIBED',
   'ENDPOINT_CHANGED',
+  ...HOLD_CODES,
 ] as const;
 export type ReviewCode = (typeof REVIEW_CODES)[number];
 
@@ -47,6 +49,13 @@ export interface DiscoveredOperation {
   idempotent: boolean;
   /** OpenAPI only; `null` for MCP tools. */
   binding: OpenApiBinding | null;
+  /** OpenAPI: why its base address is a placeholder (see `convert.ts`); absent when it is not one. */
+  basePlaceholder?: string;
+  /**
+   * Why this operation must be held whatever its history (see `key-origins.ts`): its base has an
+   * origin the key was not given for, or cannot be called. Absent means none.
+   */
+  holds?: ReviewReasonDraft[];
 }
 
 /**
@@ -75,8 +84,10 @@ export interface PlannedAdd {
   op: DiscoveredOperation;
   /** Unique against `ctx.takenKeys`, every stored key of this connection and every earlier add. */
   key: string;
-  /** True only for `READ` operations (DESIGN.md rule 1). */
+  /** True only for `READ` operations (DESIGN.md rule 1) that nothing holds. */
   enabled: boolean;
+  /** The operation's holds, saved as its first review reasons; the operation needs review when any. */
+  reasons: ReviewReasonDraft[];
 }
 
 export interface PlannedUpdate {
@@ -88,6 +99,13 @@ export interface PlannedUpdate {
   disable: boolean;
   /** One reason per trigger that fired, minus those already open with the same code and detail. */
   newReasons: ReviewReasonDraft[];
+  /** Open holds whose condition has cleared: the discovery resolves them. */
+  resolved: ReviewReasonDraft[];
+  /**
+   * True when holds were the only open reasons and all cleared, with no trigger firing: the
+   * operation no longer needs review, and starts again as a new one would (on only when `READ`).
+   */
+  release: boolean;
   /**
    * True when applying this update writes anything: a field of `after` differs from `before`
    * (JSON deep equality, key order ignored), an enabled operation goes off, or a reason is new.
@@ -112,7 +130,7 @@ export interface ReconcilePlan {
     removed: number;
     /** Updates with `changed`. */
     updated: number;
-    /** Updates with `disable`: operations held back for review by this run. */
+    /** Updates with `disable`, and adds with holds: operations held back for review by this run. */
     flagged: number;
   };
 }
@@ -180,7 +198,8 @@ export function reconcile(
     }
     const key = assignKey(operationKey(ctx.connectionSlug, op.name), taken);
     taken.add(key);
-    add.push({ op, key, enabled: op.risk === 'READ' });
+    const holds = op.holds ?? [];
+    add.push({ op, key, enabled: op.risk === 'READ' && holds.length === 0, reasons: holds });
   }
 
   const remove = stored.filter((op) => !seen.has(op.name) || storedByName.get(op.name) !== op);
@@ -194,7 +213,7 @@ export function reconcile(
       added: add.length,
       removed: remove.length,
       updated: update.filter((u) => u.changed).length,
-      flagged: update.filter((u) => u.disable).length,
+      flagged: update.filter((u) => u.disable).length + add.filter((a) => a.reasons.length > 0).length,
     },
   };
 }
@@ -211,11 +230,22 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     idempotent: source.idempotent,
   };
 
-  const triggered = reviewTriggers(before, after);
-  const newReasons = triggered.filter(
-    (r) => !before.openReasons.some((open) => open.code === r.code && open.detail === r.detail),
-  );
+  const holds = source.holds ?? [];
+  // An operation held for want of a callable base was never called: its base moving to the one an
+  // admin set (baseUrl) is the release, not a change to review.
+  const wasUncallable = before.openReasons.some((r) => r.code === 'BASE_ADDRESS_UNCALLABLE');
+  const samePlace = describeEndpoint(before.binding) === describeEndpoint(after.binding);
+  const triggered = [
+    ...reviewTriggers(before, after).filter(
+      (r) => !(wasUncallable && samePlace && r.code === 'ENDPOINT_CHANGED'),
+    ),
+    ...holds,
+  ];
+  const same = (a: ReviewReasonDraft) => (b: ReviewReasonDraft) => a.code === b.code && a.detail === b.detail;
+  const newReasons = triggered.filter((r) => !before.openReasons.some(same(r)));
   const disable = triggered.length > 0;
+  const resolved = before.openReasons.filter((open) => isHoldCode(open.code) && !holds.some(same(open)));
+  const release = resolved.length > 0 && !disable && resolved.length === before.openReasons.length;
   const changedFields = (Object.keys(after) as (keyof OperationFields)[]).filter(
     (field) => !jsonEqual(before[field], after[field]),
   );
@@ -226,7 +256,10 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     after,
     disable,
     newReasons,
-    changed: changedFields.length > 0 || newReasons.length > 0 || (disable && before.enabled),
+    resolved,
+    release,
+    changed:
+      changedFields.length > 0 || newReasons.length > 0 || resolved.length > 0 || (disable && before.enabled),
     changedFields,
   };
 }
@@ -276,6 +309,10 @@ export function reviewTriggers(before: OperationFields, after: OperationFields):
   }
 
   return reasons;
+}
+
+function isHoldCode(code: ReviewCode): boolean {
+  return (HOLD_CODES as readonly string[]).includes(code);
 }
 
 /** Top-level property names, or `null` when the schema lists no `properties` object (free-form). */

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
+import type { RequestLogRecord } from '../http/request-log.js';
 import type { Services } from '../services.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
@@ -9,6 +10,8 @@ export interface Context {
   em: EntityManager;
   loaders: Loaders;
   services: Services;
+  /** The HTTP request's log line, filled by the request-log plugin (absent on graphql-ws). */
+  requestLog?: RequestLogRecord;
 }
 
 export function createContext(services: Services, principal: Principal | null): Context {

@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../project-root.js';
-import { file, packageFile, serve } from './debugger-routes.js';
+import { DEBUGGER_CSP, file, packageFile, serve } from './debugger-routes.js';
 import type { RouteHandler } from './server.js';
 
 const WEB = join(PROJECT_ROOT, 'web', 'explorer');
@@ -19,17 +19,10 @@ const WEB = join(PROJECT_ROOT, 'web', 'explorer');
  * GraphiQL and its editors set style attributes at run time, so styles may be inline; scripts may
  * not (no inline code, no eval), and nothing loads from elsewhere.
  */
-export const EXPLORER_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "font-src 'self' data:",
-  "img-src 'self' data:",
-  "connect-src 'self' ws: wss:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const EXPLORER_CSP = DEBUGGER_CSP.replace(
+  "style-src 'self'",
+  "style-src 'self' 'unsafe-inline'; font-src 'self' data:",
+);
 
 /** Does this request want the explorer page rather than a GraphQL answer? (Pure.) */
 export function wantsExplorer(

@@ -33,6 +33,16 @@ import { useWsServer } from './ws-adapter.js';
 import type { Services } from '../services.js';
 import { wantsExplorer } from './explorer-routes.js';
 import { isAppError } from '../errors.js';
+import {
+  actorOf,
+  addErrorCodes,
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  requestLogPlugin,
+  routeOf,
+  SocketLog,
+  type RequestLogRecord,
+} from './request-log.js';
 
 const GRAPHQL_PATH = '/graphql';
 /**
@@ -113,7 +123,37 @@ export interface HttpServer {
   server: Server;
   url: string;
   wsUrl: string;
+  /** Open graphql-ws sockets and subscriptions (for /metrics). */
+  stats(): { sockets: number; subscriptions: number };
   close(): Promise<void>;
+}
+
+/** The port is taken, or the address cannot be bound: one line naming the setting to change. */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+}
+
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (err.code === 'EADDRINUSE')
+    return new ListenError(
+      `port ${port} on ${host} is already in use (another copy of this service?): stop that process or set PORT to a free port (PORT=0 picks any)`,
+      { cause: err },
+    );
+  if (err.code === 'EACCES')
+    return new ListenError(
+      `not allowed to listen on port ${port} (ports under 1024 need privileges): set PORT`,
+      {
+        cause: err,
+      },
+    );
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+    return new ListenError(
+      `cannot listen on ${host}: no such local address; set HOST (127.0.0.1 or 0.0.0.0)`,
+      {
+        cause: err,
+      },
+    );
+  return err;
 }
 
 export async function startHttpServer(
@@ -129,6 +169,24 @@ export async function startHttpServer(
 ): Promise<HttpServer> {
   const { logger } = services;
   const httpServer = createServer();
+  // The port is bound first, before the WebSocketServer is attached: it would re-emit a listen
+  // failure as graphql-ws's "Internal error" stack instead of the one line of listenError.
+  let onRequest: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (onRequest) onRequest(req, res);
+    else sendJson(res, 503, { error: 'starting' });
+  });
+  try {
+    await new Promise<void>((resolveListen, reject) => {
+      httpServer.once('error', reject);
+      httpServer.listen(options.port, options.host, () => {
+        httpServer.off('error', reject);
+        resolveListen();
+      });
+    });
+  } catch (err) {
+    throw listenError(err as NodeJS.ErrnoException, options.host, options.port);
+  }
   const rules = limitRules(services.config.limits);
   const apollo = new ApolloServer<Context>({
     schema,
@@ -147,6 +205,7 @@ export async function startHttpServer(
         stopGracePeriodMillis: services.config.shutdownGraceMs,
       }),
       ApolloServerPluginLandingPageDisabled(),
+      requestLogPlugin<Context>(),
       {
         // Strings PostgreSQL cannot store are refused once, here, rather than deep in a resolver.
         requestDidStart: () =>
@@ -160,6 +219,7 @@ export async function startHttpServer(
     ],
   });
   await apollo.start();
+  const { metrics } = services;
 
   const wsServer = new WebSocketServer({
     server: httpServer,
@@ -190,6 +250,7 @@ export async function startHttpServer(
   );
   /** Which token each socket was opened with, so a revocation (NOTIFY) closes its sockets at once. */
   const socketTokens = new Map<{ close(code: number, reason: string): void }, string>();
+  const socketLog = new SocketLog(logger);
   const stopRevocations = services.auth.onRevoked((tokenId) => {
     for (const [socket, id] of socketTokens) {
       if (id !== tokenId) continue;
@@ -220,14 +281,17 @@ export async function startHttpServer(
         sockets.set(ctx.extra.socket, token);
         socketTokens.set(ctx.extra.socket, principal.tokenId);
         acceptedRole.set(ctx.extra.socket, principal.role);
+        socketLog.accepted(ctx.extra.socket, ctx.extra.request, principal);
         return true;
       },
-      onClose: (ctx) => {
+      onClose: (ctx, code) => {
+        socketLog.closed(ctx.extra.socket, code ?? 1005);
         sockets.delete(ctx.extra.socket);
         quota.releaseSocket(ctx.extra.socket);
         socketTokens.delete(ctx.extra.socket);
       },
       onComplete: (ctx, id) => {
+        socketLog.stopped(ctx.extra.socket, id, 'complete');
         quota.release(ctx.extra.socket, id);
       },
       onSubscribe: async (ctx, id, payload) => {
@@ -241,10 +305,17 @@ export async function startHttpServer(
         if (errors.length > 0) return errors;
         const bad = checkInputStrings(schema, document, payload.variables);
         if (bad) return [bad];
-        if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+        const operation = getOperationAST(document, payload.operationName);
+        if (operation?.operation === 'subscription') {
           const refused = quota.acquire(principal.tokenId, ctx.extra.socket, id);
           if (refused) return [tooManySubscriptions(refused, quota)];
         }
+        socketLog.started(
+          ctx.extra.socket,
+          id,
+          operation?.name?.value,
+          operation?.operation === 'subscription',
+        );
         return {
           schema,
           document,
@@ -256,7 +327,16 @@ export async function startHttpServer(
       // Apollo's formatError does not reach graphql-ws either: mask here the same way.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: mask(result.errors) } : result,
-      onError: (_ctx, _id, _payload, errors) => mask(errors),
+      onError: (ctx, id, _payload, errors) => {
+        const masked = mask(errors);
+        socketLog.stopped(
+          ctx.extra.socket,
+          id,
+          'error',
+          masked.map((e) => e.extensions?.code),
+        );
+        return masked;
+      },
     },
     wsServer,
     {
@@ -285,31 +365,39 @@ export async function startHttpServer(
   const routes = options.routes ?? {};
   let draining = false;
 
-  httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const started = process.hrtime.bigint();
+  onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
     const url = new URL(req.url ?? '/', 'http://internal');
-    res.on('finish', () => {
-      logger.info(
-        {
-          method: req.method,
-          path: url.pathname,
-          status: res.statusCode,
-          ms: Number(process.hrtime.bigint() - started) / 1e6,
-        },
-        'request',
-      );
+    const record: RequestLogRecord = { reqId: requestIdOf(req) };
+    res.setHeader(REQUEST_ID_HEADER, record.reqId);
+    // 'close' also covers a caller that went away before the answer was complete.
+    res.on('close', () => {
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const status = res.writableFinished ? res.statusCode : 499;
+      metrics.httpRequest(routeOf(url.pathname), status, ms);
+      // Never the query string: GET queries carry their variables there.
+      logger.info({ ...record, method: req.method, path: url.pathname, status, ms }, 'request');
     });
-    void handle(req, res, url).catch((err: unknown) => {
+    void handle(req, res, url, record).catch((err: unknown) => {
       logger.error({ err }, 'unhandled error in request');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.destroy();
     });
-  });
+  };
 
-  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    record: RequestLogRecord,
+  ): Promise<void> {
     if (url.pathname === '/healthz')
       return sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' });
     if (url.pathname === '/readyz') {
+      // The embedded cluster's own state first: while it restarts, the pool's answer means nothing.
+      const embedded = services.embedded?.state() ?? 'external';
+      if (embedded === 'restarting' || embedded === 'failed')
+        return sendJson(res, 503, { status: 'not ready', database: embedded });
       try {
         await services.orm.em.getConnection().execute('select 1');
         const pending = await pendingMigrations(services.orm);
@@ -330,11 +418,17 @@ export async function startHttpServer(
     // The token first, from the headers alone: nothing of an unauthenticated request is read or parsed.
     const token = bearerToken(req.headers.authorization);
     const principal = await services.auth.authenticate(services.orm.em.fork(), token);
-    if (!principal) return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);
+    if (!principal) {
+      addErrorCodes(record, ['UNAUTHENTICATED']);
+      return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);
+    }
+    record.actor = actorOf(principal);
     const limit = bodyLimitFor(principal.role, services.config.limits);
     const body = req.method === 'POST' ? await readBody(req, limit) : '';
-    if (body === null)
+    if (body === null) {
+      addErrorCodes(record, ['BAD_USER_INPUT']);
       return refuseEarly(req, res, 413, errorBody('BAD_USER_INPUT', `request body over ${limit} bytes`));
+    }
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
@@ -344,6 +438,7 @@ export async function startHttpServer(
       try {
         parsedBody = JSON.parse(body);
       } catch {
+        addErrorCodes(record, ['BAD_USER_INPUT']);
         return sendJson(res, 400, {
           errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'BAD_USER_INPUT' } }],
         });
@@ -358,8 +453,11 @@ export async function startHttpServer(
         : url.searchParams.get('query');
     if (typeof query === 'string') {
       const checked = parseBounded(query, services.config.limits);
-      if (checked instanceof GraphQLError)
-        return sendJson(res, 400, { errors: [formatError(checked.toJSON(), checked)] });
+      if (checked instanceof GraphQLError) {
+        const formatted = formatError(checked.toJSON(), checked);
+        addErrorCodes(record, [formatted.extensions?.code]);
+        return sendJson(res, 400, { errors: [formatted] });
+      }
     }
     const httpGraphQLRequest: HTTPGraphQLRequest = {
       method: req.method ?? 'GET',
@@ -369,7 +467,7 @@ export async function startHttpServer(
     };
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest,
-      context: () => Promise.resolve(createContext(services, principal)),
+      context: () => Promise.resolve({ ...createContext(services, principal), requestLog: record }),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
@@ -381,10 +479,6 @@ export async function startHttpServer(
     res.end();
   }
 
-  await new Promise<void>((resolveListen, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port, options.host, () => resolveListen());
-  });
   const address = httpServer.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const base = `http://${host}:${address.port}`;
@@ -394,6 +488,7 @@ export async function startHttpServer(
     server: httpServer,
     url: `${base}${GRAPHQL_PATH}`,
     wsUrl: `ws://${host}:${address.port}${GRAPHQL_PATH}`,
+    stats: () => ({ sockets: socketLog.sockets, subscriptions: socketLog.subscriptions }),
     close: () => {
       closing ??= (async () => {
         draining = true;

@@ -42,6 +42,7 @@ import {
   type OutboundResponse,
 } from '../http/outbound.js';
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
+import { paramHeaderValues, paramHeadersOf } from './param-headers.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import {
   cacheHintsOf,
@@ -184,6 +185,11 @@ export interface CallToolOptions {
    */
   trace?: { traceparent: string; tracestate?: string };
   /**
+   * The tool's input schema, for its `x-mcp-header` parameters: a modern (2026-07-28) call mirrors
+   * them into `Mcp-Param-*` headers (`param-headers.ts`).
+   */
+  inputSchema?: JsonObject;
+  /**
    * Notifications the server sends on the call's stream before its answer (`notifications/progress`,
    * `notifications/message`), as they arrive; untrusted and unbounded, so the receiver bounds them.
    * When set, the call carries a `progressToken` in `_meta` so that servers report progress.
@@ -252,7 +258,14 @@ export type CallToolOutcome =
       message: string;
       rpcError: RpcErrorInfo | null;
     })
-  | (OutcomeBase & { kind: 'http_error'; status: number; bodyExcerpt: string; message: string })
+  /** `wwwAuthenticate` is kept for a 403 `insufficient_scope` (OAuth step-up). */
+  | (OutcomeBase & {
+      kind: 'http_error';
+      status: number;
+      bodyExcerpt: string;
+      wwwAuthenticate: string | null;
+      message: string;
+    })
   | (OutcomeBase & { kind: 'timeout'; timeoutMs: number; message: string })
   /** `code` is the `OutboundError` code: `CONNECT_FAILED`, `TRANSPORT_ERROR`, `BODY_TOO_LARGE` or a refusal. */
   | (OutcomeBase & {
@@ -443,6 +456,7 @@ function replyError(reply: Exclude<Reply, { type: 'result' }>, what: string): Mc
         {
           status: reply.status,
           bodyExcerpt: reply.bodyExcerpt,
+          wwwAuthenticate: reply.wwwAuthenticate,
         },
       );
     case 'rpc_error':
@@ -1308,6 +1322,8 @@ export class McpClient {
           _meta: modernMeta(modernVersion, this.#clientInfo, traceMeta),
         })
       : '';
+    const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
+    const paramHeaders = mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {};
     const tally: Tally = { attempts: 0, resends: 0 };
     let sessionRetried = false;
     let failureRetried = false;
@@ -1321,7 +1337,11 @@ export class McpClient {
       const wire: Wire | undefined = modern
         ? {
             version: modernVersion,
-            headers: { ...traceHeaders, ...modernHeaders(modernVersion, 'tools/call', name) },
+            headers: {
+              ...traceHeaders,
+              ...paramHeaders,
+              ...modernHeaders(modernVersion, 'tools/call', name),
+            },
           }
         : hasTrace
           ? { version: this.#versionFor(ep, sessionId), headers: traceHeaders }
@@ -1475,6 +1495,7 @@ export class McpClient {
               kind: 'http_error',
               status: reply.status,
               bodyExcerpt: reply.bodyExcerpt,
+              wwwAuthenticate: reply.wwwAuthenticate,
               message: `the tool server answered HTTP ${reply.status}`,
             },
             tally,
@@ -1558,6 +1579,7 @@ export class McpClient {
             kind: 'http_error',
             status: d.status as number,
             bodyExcerpt: d.bodyExcerpt as string,
+            wwwAuthenticate: (d.wwwAuthenticate as string | null | undefined) ?? null,
             message: err.message,
           };
         case McpErrorCode.TIMEOUT:

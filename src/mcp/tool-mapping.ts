@@ -14,6 +14,7 @@
  *   `WRITE` (the spec's defaults for absent hints are `readOnlyHint: false` and
  *   `destructiveHint: true`).
  */
+import { paramHeadersOf } from './param-headers.js';
 import { riskFromAnnotations } from '../operations/risk.js';
 import type { JsonObject, Risk } from '../operations/types.js';
 
@@ -54,6 +55,8 @@ export type ToolSkipReason =
   | 'INPUT_SCHEMA_INVALID'
   /** `description` is present and not a string. */
   | 'DESCRIPTION_INVALID'
+  /** An `x-mcp-header` annotation breaks the 2026-07-28 rules (`param-headers.ts`); the tool is left out. */
+  | 'PARAM_HEADER_INVALID'
   /** An earlier tool in the listing has the same name; the first one is kept. */
   | 'DUPLICATE_NAME'
   /** The connection already holds the maximum number of tools. */
@@ -142,6 +145,8 @@ export function mapTool(raw: unknown): ToolMapping {
       detail: `inputSchema.type must be "object", got ${describe(inputSchema.type)}`,
     };
   }
+  const headers = paramHeadersOf(inputSchema);
+  if (!headers.ok) return { ok: false, reason: 'PARAM_HEADER_INVALID', detail: headers.detail };
   const { description } = raw;
   if (description !== undefined && description !== null && typeof description !== 'string') {
     return {

@@ -71,6 +71,29 @@ export function resourceCoversEndpoint(resource: string, endpointUrl: string): b
   return rp === '' || ep === rp || ep.startsWith(`${rp}/`);
 }
 
+/** RFC 6749 §3.3 scope-token characters (NQCHAR without space). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+/** Scopes kept from servers' answers: a longer request is refused rather than sent. */
+export const MAX_SCOPE_CHARS = 2_000;
+/** Distinct scope tokens kept. */
+export const MAX_SCOPE_TOKENS = 64;
+
+/**
+ * The union of space-separated scope lists, in first-seen order, keeping only well-formed scope
+ * tokens. Null when nothing is left, or when the union passes `MAX_SCOPE_TOKENS` tokens or
+ * `MAX_SCOPE_CHARS` characters (a hostile server's step-up demand must not grow without bound).
+ */
+export function mergeScopes(...lists: (string | null | undefined)[]): string | null {
+  const tokens = new Set<string>();
+  for (const list of lists) {
+    if (typeof list !== 'string') continue;
+    for (const token of list.split(/[ \t]+/)) if (token !== '' && SCOPE_TOKEN.test(token)) tokens.add(token);
+  }
+  if (tokens.size === 0) return null;
+  const joined = [...tokens].join(' ');
+  return tokens.size > MAX_SCOPE_TOKENS || joined.length > MAX_SCOPE_CHARS ? null : joined;
+}
+
 /**
  * Scopes to request: those the 401 challenge asks for, else the protected resource's
  * `scopes_supported`, else none (the authorization server then applies its default).
@@ -78,9 +101,7 @@ export function resourceCoversEndpoint(resource: string, endpointUrl: string): b
 export function selectScopes(challengeScope: string | null, resourceScopes: unknown): string | null {
   if (challengeScope !== null && challengeScope.trim() !== '') return challengeScope.trim();
   if (Array.isArray(resourceScopes)) {
-    const scopes = resourceScopes.filter(
-      (s): s is string => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s),
-    );
+    const scopes = resourceScopes.filter((s): s is string => typeof s === 'string' && SCOPE_TOKEN.test(s));
     if (scopes.length > 0) return [...new Set(scopes)].join(' ');
   }
   return null;

@@ -41,7 +41,12 @@ import type { Services } from '../services.js';
 import { OAuthError, OAuthErrorCode, safeOAuthCode } from './errors.js';
 import { DEFAULT_REFRESH_SKEW_MS, expiresAtFrom, isUnexpired, needsRefresh } from './expiry.js';
 import { outboundFetch, type OAuthFetch } from './fetch.js';
-import { chooseAuthMethod, resourceCoversEndpoint, type TokenEndpointAuthMethod } from './metadata.js';
+import {
+  chooseAuthMethod,
+  mergeScopes,
+  resourceCoversEndpoint,
+  type TokenEndpointAuthMethod,
+} from './metadata.js';
 import { OAuthClient, OAuthClientSource } from './oauth-client.entity.js';
 import { OAuthCredential } from './oauth-credential.entity.js';
 import { OAuthSignIn } from './oauth-sign-in.entity.js';
@@ -210,8 +215,26 @@ export function classifyTokenFailure(err: unknown): TokenFailure {
   };
 }
 
+/** The application/x-www-form-urlencoded form of one value (the WHATWG serializer). */
+export function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
+}
+
+/**
+ * `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-urlencoded, then Base64. The WHATWG
+ * serializer leaves `-`, `.`, `_` and `*` as they are; oauth4webapi's own encoder escapes them too,
+ * which is allowed but which servers that do not decode the header (seen: the MCP conformance
+ * suite's, with the id `pre-registered-client`) refuse.
+ */
+function clientSecretBasic(secret: string): oauth.ClientAuth {
+  return (_as, client, _body, headers) => {
+    const pair = `${formEncode(client.client_id)}:${formEncode(secret)}`;
+    headers.set('authorization', `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`);
+  };
+}
+
 function clientAuthFor(method: string, secret: string | null): oauth.ClientAuth {
-  if (method === 'client_secret_basic' && secret !== null) return oauth.ClientSecretBasic(secret);
+  if (method === 'client_secret_basic' && secret !== null) return clientSecretBasic(secret);
   if (method === 'client_secret_post' && secret !== null) return oauth.ClientSecretPost(secret);
   return oauth.None();
 }
@@ -311,6 +334,12 @@ export class OAuthService {
 
     const target = await discoverAuthorization(this.#services.outbound, this.#fetch, connection.endpointUrl);
     const em = this.#services.orm.em.fork();
+    // Step-up (2025-11-25 authorization, "Scope Selection Strategy"): the scopes the last sign-in
+    // with this authorization server held, plus any a 403 `insufficient_scope` demanded since.
+    const previous = await em.findOne(OAuthCredential, { connection: connection.id });
+    if (previous?.scope && previous.issuer === target.issuer) {
+      target.scope = mergeScopes(target.scope, previous.scope) ?? target.scope;
+    }
     const client = await this.#clientFor(em, connection.id, target, clientId, clientSecret);
 
     const state = oauth.generateRandomState();
@@ -978,6 +1007,35 @@ export class OAuthService {
     });
     this.#services.mcp.forgetSession(connectionId);
     await this.#publishConnection(connectionId);
+  }
+
+  /**
+   * A 403 with `error="insufficient_scope", scope="…"` from the MCP server (2025-11-25
+   * authorization, "Scope Challenge Handling"): the token is valid but too narrow. This service has
+   * no person in the loop during a turn, so the sign-in ends here: the credential keeps the wider
+   * scope (what it held plus what was demanded), the connection goes to NEEDS_SIGN_IN, and the
+   * next `beginSignIn` asks for that scope. Returns the scope to ask for, or null when nothing
+   * changed (not signed in, a demand that is empty, malformed or past the bounds of `mergeScopes`).
+   */
+  async stepUp(connectionId: string, demanded: string): Promise<string | null> {
+    let wider: string | null = null;
+    await this.#services.orm.em.fork().transactional(async (tx) => {
+      const row = await tx.findOne(
+        OAuthCredential,
+        { connection: connectionId },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (row === null || row.accessToken === null || mergeScopes(demanded) === null) return;
+      wider = mergeScopes(row.scope, demanded);
+      if (wider === null) return;
+      row.scope = wider;
+      await this.#endSignIn(tx, row, `the server asks for a wider scope: ${wider}`);
+    });
+    if (wider === null) return null;
+    this.#services.mcp.forgetSession(connectionId);
+    await this.#publishConnection(connectionId);
+    this.#services.logger.info({ connectionId, scope: wider }, 'oauth step-up: the connection needs sign-in');
+    return wider;
   }
 
   async #publishConnection(connectionId: string): Promise<void> {

@@ -31,7 +31,8 @@ const PROBE_MAX_BODY_BYTES = 64 * 1024; // 64 KiB
 export interface AuthorizationTarget {
   /** The RFC 8707 resource indicator: the `resource` the server's metadata names. */
   resource: string;
-  resourceMetadataUrl: string;
+  /** Null for a 2025-03-26 server, which publishes none. */
+  resourceMetadataUrl: string | null;
   issuer: string;
   server: oauth.AuthorizationServer;
   /** Space-separated scopes to request, or null for the server's default. */
@@ -70,6 +71,14 @@ export async function probeChallenge(
   outbound: OutboundClient,
   endpointUrl: string,
 ): Promise<BearerChallenge | null> {
+  return (await probe(outbound, endpointUrl)).challenge;
+}
+
+/** Step 1, with whether the endpoint answered 401 at all (a 2025-03-26 server may send no challenge). */
+async function probe(
+  outbound: OutboundClient,
+  endpointUrl: string,
+): Promise<{ unauthorized: boolean; challenge: BearerChallenge | null }> {
   let res;
   try {
     res = await outbound.request(endpointUrl, {
@@ -102,8 +111,8 @@ export async function probeChallenge(
   }
   const raw = res.headers['www-authenticate'];
   await res.dump();
-  if (res.status !== 401) return null;
-  return bearerChallenge(Array.isArray(raw) ? raw.join(', ') : raw);
+  if (res.status !== 401) return { unauthorized: false, challenge: null };
+  return { unauthorized: true, challenge: bearerChallenge(Array.isArray(raw) ? raw.join(', ') : raw) };
 }
 
 /** Step 2: the protected-resource metadata, from the challenge's address or the well-known ones. */
@@ -181,12 +190,47 @@ export function checkServerAddresses(
 
 /** Step 3: the authorization server's metadata, RFC 8414 first, then OpenID discovery. */
 async function fetchServerMetadata(fetch: OAuthFetch, issuer: string): Promise<oauth.AuthorizationServer> {
+  const server = await findServerMetadata(fetch, issuer);
+  if (server !== null) return server;
+  throw new OAuthError(
+    OAuthErrorCode.AUTHORIZATION_SERVER_UNAVAILABLE,
+    `no authorization-server metadata was found for ${new URL(issuer).host}`,
+    { field: ['input', 'connectionId'] },
+  );
+}
+
+/**
+ * The issuer a 2025-03-26 server's metadata names, when it is on the MCP server's origin (seen:
+ * `https://host/oauth` served at `https://host/.well-known/oauth-authorization-server`). That
+ * revision knows no issuer beforehand, only the origin; the metadata is then checked against the
+ * issuer it names, so an issuer on another origin is refused. Reads a clone of the answer.
+ */
+async function issuerOnOrigin(res: Response, origin: string): Promise<URL> {
+  const body: unknown = await res
+    .clone()
+    .json()
+    .catch(() => null);
+  const issuer = isObject(body) && typeof body.issuer === 'string' ? body.issuer : '';
+  const url = URL.canParse(issuer) ? new URL(issuer) : null;
+  if (url === null || url.origin !== origin) throw new Error('the issuer is not on the server origin');
+  return url;
+}
+
+/** Step 3, null when no address has metadata. Throws when metadata exists but cannot be used. */
+async function findServerMetadata(
+  fetch: OAuthFetch,
+  issuer: string,
+  anyIssuerOnOrigin = false,
+): Promise<oauth.AuthorizationServer | null> {
   const expected = new URL(issuer);
   for (const url of authorizationServerMetadataUrls(issuer)) {
     let server: oauth.AuthorizationServer;
     try {
       const res = await fetch(url, { method: 'GET', headers: { accept: 'application/json' } });
-      server = await oauth.processDiscoveryResponse(expected, res);
+      server = await oauth.processDiscoveryResponse(
+        anyIssuerOnOrigin ? await issuerOnOrigin(res, expected.origin) : expected,
+        res,
+      );
     } catch {
       continue;
     }
@@ -210,21 +254,62 @@ async function fetchServerMetadata(fetch: OAuthFetch, issuer: string): Promise<o
     }
     return server;
   }
-  throw new OAuthError(
-    OAuthErrorCode.AUTHORIZATION_SERVER_UNAVAILABLE,
-    `no authorization-server metadata was found for ${expected.host}`,
-    { field: ['input', 'connectionId'] },
-  );
+  return null;
 }
 
-/** Steps 1–3. Throws `OAuthError`. */
+/**
+ * Protocol 2025-03-26 (basic/authorization.mdx, "Server Metadata Discovery" and "Fallbacks for
+ * Servers without Metadata Discovery"), for a server that answers 401 but publishes no
+ * protected-resource metadata: the authorization server is the MCP server's origin (its path
+ * discarded); its RFC 8414 metadata is read from there, else the default endpoints `/authorize`,
+ * `/token` and `/register` at that origin are used. Every address still passes the outbound rule.
+ */
+async function legacyTarget(
+  fetch: OAuthFetch,
+  endpointUrl: string,
+  challenge: BearerChallenge | null,
+): Promise<AuthorizationTarget> {
+  const origin = new URL(endpointUrl).origin;
+  // Metadata that exists but cannot be used (no PKCE S256, no endpoints) throws: it is an answer.
+  const server = (await findServerMetadata(fetch, origin, true)) ?? {
+    issuer: origin,
+    authorization_endpoint: `${origin}/authorize`,
+    token_endpoint: `${origin}/token`,
+    registration_endpoint: `${origin}/register`,
+  };
+  return {
+    resource: endpointUrl,
+    resourceMetadataUrl: null,
+    issuer: server.issuer,
+    server,
+    scope: selectScopes(challenge?.scope ?? null, undefined),
+    challenge,
+  };
+}
+
+/** Steps 1–3 (or the 2025-03-26 fallbacks). Throws `OAuthError`. */
 export async function discoverAuthorization(
   outbound: OutboundClient,
   fetch: OAuthFetch,
   endpointUrl: string,
 ): Promise<AuthorizationTarget> {
-  const challenge = await probeChallenge(outbound, endpointUrl);
-  const { url, metadata } = await fetchResourceMetadata(fetch, endpointUrl, challenge);
+  const { unauthorized, challenge } = await probe(outbound, endpointUrl);
+  let found: { url: string; metadata: Record<string, unknown> };
+  try {
+    found = await fetchResourceMetadata(fetch, endpointUrl, challenge);
+  } catch (err) {
+    // A 401 that names no resource metadata, from a server that has none: a 2025-03-26 server.
+    const legacy =
+      err instanceof OAuthError &&
+      err.code === OAuthErrorCode.OAUTH_NOT_ADVERTISED &&
+      unauthorized &&
+      challenge?.resourceMetadata == null;
+    if (!legacy) throw err;
+    const target = await legacyTarget(fetch, endpointUrl, challenge);
+    checkServerAddresses(outbound, target.server);
+    return target;
+  }
+  const { url, metadata } = found;
   const servers = (metadata.authorization_servers as unknown[]).filter(
     (s): s is string => typeof s === 'string',
   );

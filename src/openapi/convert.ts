@@ -98,6 +98,12 @@ export interface ConvertedOperation {
   /** OpenAPI has no tool annotations; the risk comes from the method. */
   annotations: JsonObject | null;
   binding: OpenApiBinding;
+  /**
+   * Why the base address is a placeholder that cannot be called (Azure's `x-ms-parameterized-host`,
+   * a reserved name such as `*.local`); absent when it is not one, or with a `baseUrl` override.
+   * Discovery holds such operations until an admin sets `baseUrl`.
+   */
+  basePlaceholder?: string;
 }
 
 export interface ConversionResult {
@@ -1493,13 +1499,12 @@ export function convertDescription(
         skipped.push({ name, method, path, reason: built.skip });
         continue;
       }
-      const opBase =
-        override ??
-        (version === 'swagger-2.0'
-          ? rootBase
+      const ownBase =
+        override !== null || version === 'swagger-2.0'
+          ? null
           : (serverBase(c, own(op, 'servers'), descriptionUrl, label) ??
-            serverBase(c, own(pathItem, 'servers'), descriptionUrl, label) ??
-            rootBase));
+            serverBase(c, own(pathItem, 'servers'), descriptionUrl, label));
+      const opBase = override ?? ownBase ?? rootBase;
       if (opBase === null) {
         missingBase ??= label;
         continue;
@@ -1519,7 +1524,7 @@ export function convertDescription(
       if (built.contentType !== undefined) binding.contentType = built.contentType;
       const summary = ownString(op, 'summary');
       const title = summary === undefined ? '' : toOneLine(summary, limits.maxDescriptionLength);
-      operations.push({
+      const converted: ConvertedOperation = {
         name,
         title: title === '' ? null : title,
         description: describeOperation(op, label, limits.maxDescriptionLength),
@@ -1527,7 +1532,10 @@ export function convertDescription(
         risk: method === 'GET' ? 'READ' : 'WRITE',
         annotations: null,
         binding,
-      });
+      };
+      const placeholder = override === null ? placeholderBase(root, opBase, ownBase === null) : null;
+      if (placeholder !== null) converted.basePlaceholder = placeholder;
+      operations.push(converted);
     }
   }
   if (missingBase !== null) {
@@ -1559,7 +1567,22 @@ export function convertDescription(
  */
 function uncallableBase(root: Obj, base: string | null): string | null {
   if (base === null) return null;
-  if (isObj(own(root, 'x-ms-parameterized-host')))
+  const placeholder = placeholderBase(root, base, true);
+  if (placeholder !== null) return placeholder;
+  if (/^https?:\/\/localhost(?:[:/]|$)/i.test(base)) return `${JSON.stringify(base)} is a placeholder host`;
+  if (base.startsWith('http://'))
+    return `the description offers only ${JSON.stringify(base)}, which is not https`;
+  return null;
+}
+
+/**
+ * Why an operation's base address is a placeholder, or `null`. The document's own base is one when
+ * the host is parameterized (`x-ms-parameterized-host`); any base is one when its host is a name
+ * reserved for examples, tests or the local network (`.example`, `.invalid`, `.test`, `.local`).
+ * Plain `http` is left to the outbound policy, which allows it for listed hosts.
+ */
+function placeholderBase(root: Obj, base: string, fromDocument: boolean): string | null {
+  if (fromDocument && isObj(own(root, 'x-ms-parameterized-host')))
     return `the host is parameterized (x-ms-parameterized-host) and ${JSON.stringify(base)} is a placeholder`;
   let host: string;
   try {
@@ -1567,10 +1590,7 @@ function uncallableBase(root: Obj, base: string | null): string | null {
   } catch {
     return null;
   }
-  if (/\.(local|example|invalid|test)$/i.test(host) || host === 'localhost')
-    return `${JSON.stringify(base)} is a placeholder host`;
-  if (base.startsWith('http://'))
-    return `the description offers only ${JSON.stringify(base)}, which is not https`;
+  if (/\.(local|example|invalid|test)$/i.test(host)) return `${JSON.stringify(base)} is a placeholder host`;
   return null;
 }
 

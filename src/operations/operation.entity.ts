@@ -152,4 +152,13 @@ export class Operation extends Node {
   get path(): string | null {
     return this.binding?.path ?? null;
   }
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'OpenAPI: the base address calls go to (the path is appended to it), as the last discovery chose it: the baseUrl override, else the operation, path or document servers (the first https one), or the Swagger host.',
+  })
+  get baseAddress(): string | null {
+    return this.binding?.baseUrl ?? null;
+  }
 }

@@ -159,6 +159,16 @@ export class OperationResolver {
     return (await ctx.loaders.connection.load(operation.connection.id))!;
   }
 
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      "OpenAPI: the connection's baseUrl override, when one is set: it replaces every base address of the description.",
+  })
+  async baseUrlOverride(@Root() operation: Operation, @Ctx() ctx: Context): Promise<string | null> {
+    if (operation.binding === null) return null;
+    return (await ctx.loaders.connection.load(operation.connection.id))?.baseUrl ?? null;
+  }
+
   @FieldResolver(() => ReviewReasonConnection, { description: 'Why refreshes turned it off, oldest first.' })
   async reviewReasons(
     @Root() operation: Operation,

@@ -10,8 +10,16 @@ export enum ReviewCode {
   ARGUMENTS_ADDED = 'ARGUMENTS_ADDED',
   ARGUMENTS_UNDESCRIBED = 'ARGUMENTS_UNDESCRIBED',
   ENDPOINT_CHANGED = 'ENDPOINT_CHANGED',
+  /** Calls would go to an origin the connection's key was not given for (`connections/key-origins.ts`). */
+  KEY_ORIGIN_NOT_GIVEN = 'KEY_ORIGIN_NOT_GIVEN',
+  /** The description offers no base address that can be called; an admin sets `baseUrl`. */
+  BASE_ADDRESS_UNCALLABLE = 'BASE_ADDRESS_UNCALLABLE',
 }
-registerEnumType(ReviewCode, { name: 'ReviewCode', description: 'Why a refresh turned an operation off.' });
+registerEnumType(ReviewCode, {
+  name: 'ReviewCode',
+  description:
+    'Why a refresh turned an operation off, or held a new one. KEY_ORIGIN_NOT_GIVEN and BASE_ADDRESS_UNCALLABLE are holds: the next discovery after the key is given again (or baseUrl is set) resolves them.',
+});
 
 @Entity({ tableName: 'review_reason' })
 @Index({ properties: ['operation', 'resolvedAt'] })

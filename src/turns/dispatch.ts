@@ -7,8 +7,9 @@
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
-import { connectionSecrets, credentialHeaders, mcpEndpoint } from '../connections/endpoint.js';
+import { connectionSecrets, credentialHeaders, keyRefusal, mcpEndpoint } from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
+import { bearerChallenge } from '../oauth/challenge.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
 import type { JsonObject } from '../operations/types.js';
@@ -30,9 +31,11 @@ async function callOpenApi(
   const built = buildRequest(op.binding!, args);
   if (!built.ok) return failure(CallStatus.REJECTED, built.message);
   const { request } = built;
+  const refused = keyRefused(op, tool, request.url);
+  if (refused) return refused;
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5', ...request.headers };
   if (request.contentType) headers['content-type'] = request.contentType;
-  Object.assign(headers, credentialHeaders(services, op.connection));
+  Object.assign(headers, credentialHeaders(services, op.connection, request.url));
   const timeoutMs = op.connection.timeoutMs ?? services.config.outbound.timeoutMs;
   const retrySafe = op.risk === 'READ' || op.idempotent;
   const maxChars = services.config.toolResultMaxChars;
@@ -104,6 +107,19 @@ async function callOpenApi(
   }
 }
 
+/**
+ * The call's result when the connection's key may not go to `url` (issue 11): nothing is sent,
+ * neither with the key nor without it, and trying again cannot help.
+ */
+function keyRefused(op: CachedOperation, tool: string, url: string): CallResult | null {
+  const refusal = keyRefusal(op.connection, url);
+  if (refusal === null) return null;
+  return failure(
+    CallStatus.UNAVAILABLE,
+    `The tool ${tool} cannot be called: ${refusal}. Nothing was sent, and trying again will not help; tell the customer the team will check.`,
+  );
+}
+
 /** Dispatches a call to an MCP server or an OpenAPI endpoint. */
 export async function dispatch(
   services: Services,
@@ -137,6 +153,8 @@ export async function dispatch(
   const scrubber = async (): Promise<Scrubber> => makeScrubber([...(await stored), ...seen]);
   if (op.connection.kind === ConnectionKind.OPENAPI)
     return callOpenApi(services, op, tool, args, await scrubber());
+  const refused = keyRefused(op, tool, op.connection.endpointUrl ?? '');
+  if (refused) return refused;
   const endpoint = mcpEndpoint(services, op.connection);
   const getAuthHeaders = endpoint.getAuthHeaders;
   if (getAuthHeaders) {
@@ -165,12 +183,46 @@ export async function dispatch(
   let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    inputSchema: op.inputSchema,
     onNotification: notify,
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
     outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify);
   }
+  const stepUp = await stepUpAfterRefusal(services, op, outcome);
+  if (stepUp !== null)
+    return { ...failure(CallStatus.UNAVAILABLE, stepUpMessage(tool)), ...callCounts(outcome) };
   return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await scrubber());
+}
+
+/**
+ * A 403 `insufficient_scope` with the scope the server wants, on a signed-in connection: the
+ * sign-in ends with that wider scope kept for the next one (`OAuthService.stepUp`). The server
+ * refused the request, so nothing was done. Returns the scope, or null when this is not a step-up.
+ */
+async function stepUpAfterRefusal(
+  services: Services,
+  op: CachedOperation,
+  outcome: CallToolOutcome,
+): Promise<string | null> {
+  if (outcome.kind !== 'http_error' || outcome.status !== 403) return null;
+  if (op.connection.credentialKind !== CredentialKind.OAUTH) return null;
+  const challenge = bearerChallenge(outcome.wwwAuthenticate);
+  if (challenge?.error !== 'insufficient_scope' || challenge.scope === null) return null;
+  try {
+    return await services.oauth.stepUp(op.connection.id, challenge.scope);
+  } catch (err) {
+    services.logger.warn({ err, connectionId: op.connection.id }, 'oauth step-up failed');
+    return null;
+  }
+}
+
+function stepUpMessage(tool: string): string {
+  return `The tool ${tool} needs a wider permission than the operator granted. Nothing was done; tell the customer the team will check.`;
+}
+
+function callCounts(outcome: CallToolOutcome): Pick<CallResult, 'attempts' | 'resends' | 'durationMs'> {
+  return { attempts: outcome.attempts, resends: outcome.resends, durationMs: Math.round(outcome.durationMs) };
 }
 
 /** The token part of `Authorization: Bearer …` values. */
@@ -208,6 +260,7 @@ async function retryWithRenewedToken(
   const second = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
     idempotent: op.idempotent,
+    inputSchema: op.inputSchema,
     onNotification,
   });
   if (second.kind === 'auth_required') {

@@ -31,6 +31,8 @@ export interface CachedConnection {
   credentialKind: CredentialKind;
   credentialHeaderName: string | null;
   credentialSecret: string | null;
+  /** BEARER and HEADER: the origins the key was given for. */
+  credentialOrigins: readonly string[] | null;
   /** MCP: the version stored at the last discovery. */
   protocolVersion: string | null;
 }
@@ -78,6 +80,7 @@ interface Row {
   credential_kind: CredentialKind | null;
   credential_header_name: string | null;
   credential_secret: string | null;
+  credential_origins: string[] | null;
   protocol_version: string | null;
   o_id: string | null;
   key: string | null;
@@ -92,7 +95,7 @@ interface Row {
 const LOAD_SQL = `
 select a.workspace_id,
        c.id as c_id, c.slug, c.kind, c.status, c.endpoint_url, c.base_url, c.timeout_ms,
-       c.credential_kind, c.credential_header_name, c.credential_secret, c.protocol_version,
+       c.credential_kind, c.credential_header_name, c.credential_secret, c.credential_origins, c.protocol_version,
        o.id as o_id, o.key, o.name, o.description, o.input_schema, o.risk, o.idempotent, o.binding
   from assistant a
   left join assistant_connection ac on ac.assistant_id = a.id
@@ -120,6 +123,10 @@ export class ToolCache {
     );
   }
 
+  /** Lookups answered from memory, and lookups that read (or joined a read of) the database: /metrics. */
+  hits = 0;
+  misses = 0;
+
   /** Number of cached assistants (tests and metrics). */
   get size(): number {
     return this.#entries.size;
@@ -129,8 +136,12 @@ export class ToolCache {
   async get(assistantId: string): Promise<AssistantTools | null> {
     if (this.notifier.healthy) {
       const hit = this.#entries.get(assistantId);
-      if (hit) return hit;
+      if (hit) {
+        this.hits++;
+        return hit;
+      }
     }
+    this.misses++;
     const pending = this.#loading.get(assistantId);
     if (pending) return pending;
     const load = this.#load(assistantId).finally(() => this.#loading.delete(assistantId));
@@ -159,6 +170,7 @@ export class ToolCache {
           credentialKind: row.credential_kind!,
           credentialHeaderName: row.credential_header_name,
           credentialSecret: row.credential_secret,
+          credentialOrigins: row.credential_origins,
           protocolVersion: row.protocol_version,
         };
         connections.set(row.c_id, connection);

@@ -12,6 +12,7 @@
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
+import { GroupCommit, ormGroupCommitIo } from '../db/group-commit.js';
 import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
 import { notFound } from '../graphql/errors.js';
@@ -30,7 +31,7 @@ import {
   storableText,
   type ArgumentCheck,
 } from './storable.js';
-import type { CachedOperation, ToolCache } from './tool-cache.js';
+import type { AssistantTools, CachedOperation, ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
 
@@ -47,9 +48,16 @@ interface TurnState {
   conversationId: string;
   /** Declared name → operation id. */
   map: Record<string, string>;
-  builtIns: Set<string>;
+  builtIns: ReadonlySet<string>;
   /** finishTurn was called (on this instance, or before this instance loaded the turn). */
   finished: boolean;
+}
+
+interface PreparedTurn {
+  declaredJson: string;
+  startedJson: string;
+  /** Read only: shared by every turn of the entry. */
+  builtIns: ReadonlySet<string>;
 }
 
 export interface BeginTurnResult {
@@ -170,13 +178,24 @@ export class TurnService {
   readonly #turns = new Map<string, TurnState>();
   readonly #timers = new Set<NodeJS.Timeout>();
   #closed = false;
+  /** Per tool-cache entry (dropped with it): see #prepared. */
+  readonly #preparedByEntry = new WeakMap<AssistantTools, PreparedTurn>();
+  /** beginTurn's and callTool's records, group-committed under load (src/db/group-commit.ts). */
+  readonly #records: GroupCommit;
 
   constructor(
     private readonly services: Services,
     private readonly cache: ToolCache,
     private readonly maxTurns: number = DEFAULT_TURN_STATE_MAX,
     private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,
-  ) {}
+  ) {
+    this.#records = new GroupCommit(ormGroupCommitIo(services.orm), services.config.recordBatch);
+  }
+
+  /** How the records were committed so far (batches of several statements; for tests and the bench). */
+  get groupCommitStats(): Readonly<GroupCommit['stats']> {
+    return this.#records.stats;
+  }
 
   get #orm(): MikroORM {
     return this.services.orm;
@@ -192,36 +211,55 @@ export class TurnService {
     const scope = scopedWorkspace(principal);
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFound('assistant');
     const turnId = uuidv7();
-    const declared: DeclaredToolRecord[] = tools.declared.map((t) => {
-      const operationId = resolveDeclaredName(tools.map, t.name) ?? null;
-      return {
-        name: t.name,
-        operationId,
-        operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
-      };
-    });
-    await this.#orm.em
-      .getConnection()
-      .execute(BEGIN_SQL, [
+    const prepared = this.#prepared(tools);
+    await this.#records.run({
+      sql: BEGIN_SQL,
+      params: [
         turnId,
         tools.workspaceId,
         assistantId,
         conversationId,
-        JSON.stringify(declared),
-        JSON.stringify({ tools: declared.length }),
-      ]);
+        prepared.declaredJson,
+        prepared.startedJson,
+      ],
+      lockKey: turnId,
+    });
     this.#remember({
       id: turnId,
       assistantId,
       workspaceId: tools.workspaceId,
       conversationId,
       map: tools.map,
-      builtIns: new Set(
-        tools.declared.filter((t) => resolveDeclaredName(tools.map, t.name) === undefined).map((t) => t.name),
-      ),
+      builtIns: prepared.builtIns,
       finished: false,
     });
     return { turnId, tools: tools.declared };
+  }
+
+  /**
+   * What every turn of one tool-cache entry stores and needs, computed once per entry: the turn's
+   * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise) and the
+   * built-in names.
+   */
+  #prepared(tools: AssistantTools): PreparedTurn {
+    let prepared = this.#preparedByEntry.get(tools);
+    if (!prepared) {
+      const declared: DeclaredToolRecord[] = tools.declared.map((t) => {
+        const operationId = resolveDeclaredName(tools.map, t.name) ?? null;
+        return {
+          name: t.name,
+          operationId,
+          operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
+        };
+      });
+      prepared = {
+        declaredJson: JSON.stringify(declared),
+        startedJson: JSON.stringify({ tools: declared.length }),
+        builtIns: new Set(declared.filter((d) => d.operationId === null).map((d) => d.name)),
+      };
+      this.#preparedByEntry.set(tools, prepared);
+    }
+    return prepared;
   }
 
   async #turn(principal: Principal, turnId: string): Promise<TurnState> {
@@ -260,11 +298,25 @@ export class TurnService {
     return state;
   }
 
+  /** Calls a tool in a turn; every answer is counted for /metrics by connection and status. */
   async call(
     principal: Principal,
     turnId: string,
     rawName: string,
     args: JsonObject,
+  ): Promise<CallToolResult> {
+    const seen: { connectionId: string | null } = { connectionId: null };
+    const result = await this.#call(principal, turnId, rawName, args, seen);
+    this.services.metrics.toolCall(seen.connectionId, result.status, result.durationMs);
+    return result;
+  }
+
+  async #call(
+    principal: Principal,
+    turnId: string,
+    rawName: string,
+    args: JsonObject,
+    seen: { connectionId: string | null },
   ): Promise<CallToolResult> {
     const turn = await this.#turn(principal, turnId);
     const started = new Date();
@@ -279,6 +331,7 @@ export class TurnService {
     try {
       const tools = await this.cache.get(turn.assistantId);
       op = operationId ? tools?.operations.get(operationId) : undefined;
+      seen.connectionId = op?.connection.id ?? null;
     } catch (err) {
       this.services.logger.error({ err, turnId }, 'could not read the tools of a turn');
       early = failure(
@@ -336,10 +389,13 @@ export class TurnService {
     ];
     if (intentId !== null)
       startParams.push(intentId, callId, op!.connection.id, op!.id, op!.key, argsJson, name);
-    const startP = this.#orm.em
-      .getConnection()
-      .execute<{ call_seq: number }[]>(intentId !== null ? CALL_START_WRITE_SQL : CALL_START_SQL, startParams)
-      .then((rows) => rows[0]?.call_seq ?? null);
+    const startP = this.#records
+      .run({
+        sql: intentId !== null ? CALL_START_WRITE_SQL : CALL_START_SQL,
+        params: startParams,
+        lockKey: turnId,
+      })
+      .then((rows) => (rows[0]?.call_seq as number | undefined) ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
 
     // A WRITE goes out only once its call is on record, so no side effect can go unrecorded. A READ
@@ -484,11 +540,13 @@ export class TurnService {
   /** Runs the finish statement; true once the call is on record (also when an earlier try landed). */
   async #recordFinish(params: unknown[]): Promise<boolean> {
     try {
-      await this.#orm.em.getConnection().execute(CALL_FINISH_SQL, params);
+      await this.#records.run({ sql: CALL_FINISH_SQL, params, lockKey: params[1] as string });
       return true;
     } catch (err) {
-      // A try whose commit landed but whose answer was lost: the TurnCall is there.
-      if (err instanceof UniqueConstraintViolationException) return true;
+      // A try whose commit landed but whose answer was lost: the TurnCall is there. (Raw `execute`
+      // does not convert driver errors, so the SQLSTATE is checked too: 23505, unique_violation.)
+      if (err instanceof UniqueConstraintViolationException || (err as { code?: unknown }).code === '23505')
+        return true;
       this.services.logger.warn({ err }, 'recording a tool call failed');
       return false;
     }

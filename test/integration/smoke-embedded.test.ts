@@ -9,9 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { embeddedEnv, embeddedState, startService, stopService, viewer } from '../support/service-process.js';
 
-const root = new URL('../..', import.meta.url).pathname;
 let dataDir = '';
+const root = new URL('../..', import.meta.url).pathname;
+
+async function start(): Promise<Started> {
+  const s = await startService(dataDir);
+  return { child: s.child, url: s.url, stdout: s.output };
+}
 
 interface Started {
   child: ChildProcess;
@@ -19,45 +25,11 @@ interface Started {
   stdout: () => string;
 }
 
-async function start(): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: embeddedEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no 'listening' line within 60 s:\n${out}`)), 60_000);
-    const check = (): void => {
-      const match = /"url":"(http:\/\/[^"]+)","msg":"listening"/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited early with ${code}:\n${out}`));
-    });
-  });
-  return { child, url, stdout: () => out };
-}
-
-function embeddedEnv(): Record<string, string> {
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  delete env.DATABASE_URL;
-  delete env.SECRET_KEY;
-  return Object.assign(env, { DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'development', LOG_LEVEL: 'info' });
-}
-
 /** `npm run token -- …` against the same DATA_DIR; returns the printed token. */
 async function mintWithScript(args: string[]): Promise<string> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/token.ts', ...args], {
     cwd: root,
-    env: embeddedEnv(),
+    env: embeddedEnv(dataDir),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -69,26 +41,12 @@ async function mintWithScript(args: string[]): Promise<string> {
 }
 
 async function stop(s: Started): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
-  s.child.kill('SIGTERM');
-  return exited;
-}
-
-async function viewer(url: string, token: string): Promise<unknown> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: '{ viewer { role label } }' }),
-  });
-  return res.json();
+  return stopService({ child: s.child, url: s.url, output: s.stdout });
 }
 
 /** The roles the running service's connections log in as, read as the cluster's owner. */
 async function serviceRoles(): Promise<{ usename: string; rolsuper: boolean }[]> {
-  const state = JSON.parse(await readFile(join(dataDir, 'embedded-postgres.json'), 'utf8')) as {
-    port: number;
-    password: string;
-  };
+  const state = await embeddedState(dataDir);
   const client = new pg.Client({
     connectionString: `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/connected_tools`,
   });

@@ -154,7 +154,9 @@
     state.seen = new Set();
     state.turns = new Map();
     state.calls = new Map();
+    queue = [];
     $('turns').textContent = '';
+    showCount();
   }
 
   function watch() {
@@ -182,8 +184,7 @@
   function subscribe() {
     var assistant = $('assistant').value;
     if (!assistant) return;
-    var conversation = $('conversation').value.trim();
-    var vars = { a: assistant, c: conversation || null, s: state.lastSeq };
+    var vars = { a: assistant, c: null, s: state.lastSeq };
     var done = false;
     var again = function () {
       if (done) return;
@@ -200,13 +201,46 @@
     });
   }
 
+  /**
+   * Events are queued and applied once per frame: a burst (a replay of thousands, or a call's
+   * started, progress and finished in quick succession) costs one DOM update per call and frame.
+   */
+  var queue = [];
+  var flushing = false;
   function onEvent(e) {
-    if (state.seen.has(e.seq)) return;
+    queue.push(e);
+    if (flushing) return;
+    flushing = true;
+    var flush = function () {
+      if (!flushing) return;
+      flushing = false;
+      var batch = queue;
+      queue = [];
+      apply(batch);
+    };
+    requestAnimationFrame(flush);
+    setTimeout(flush, 250); // a hidden tab gets no frames; keep up anyway
+  }
+
+  function apply(batch) {
+    var dirty = new Set();
+    var before = state.calls.size;
+    batch.forEach(function (e) {
+      var c = take(e);
+      if (c) dirty.add(c);
+    });
+    dirty.forEach(renderCall);
+    if (state.calls.size !== before) showCount();
+  }
+
+  /** Applies one event to the model; returns the call it changed, if any. */
+  function take(e) {
+    if (state.seen.has(e.seq)) return null;
     state.seen.add(e.seq);
     if (e.seq > state.lastSeq) state.lastSeq = e.seq;
     var turn = turnBox(e);
     if (e.type === 'TURN_FINISHED') turn.querySelector('.state').textContent = 'finished';
-    if (!e.call) return;
+    if (!e.call) return null;
     var key = e.turnId + ':' + e.call.seq;
     var c = state.calls.get(key);
     if (!c) {
@@ -214,7 +248,6 @@
       c.el.dataset.seq = e.call.seq;
       state.calls.set(key, c);
       turn.appendChild(c.el);
-      $('count').textContent = state.calls.size + ' calls';
     }
     var d = c.data;
     ['name', 'status', 'durationMs', 'attempts', 'message', 'operationKey'].forEach(function (k) {
@@ -224,13 +257,36 @@
     if (e.call.result) d.result = e.call.result;
     if (e.type === 'CALL_PROGRESS' && e.call.progress) d.progress.push(e.call.progress);
     if (e.type === 'CALL_FINISHED' && !e.call.status) d.status = 'FINISHED';
-    renderCall(c);
+    return c;
+  }
+
+  /** The conversation filter works on what is loaded (every turn since afterSeq 0): no new query. */
+  function conversationFilter() {
+    return $('conversation').value.trim().toLowerCase();
+  }
+
+  function filterTurn(t) {
+    var q = conversationFilter();
+    t.hidden = q !== '' && t.dataset.conversation.toLowerCase().indexOf(q) < 0;
+  }
+
+  function showCount() {
+    var total = state.calls.size;
+    var text = total + (total === 1 ? ' call' : ' calls');
+    if (conversationFilter()) {
+      var shown = 0;
+      state.turns.forEach(function (t) { if (!t.hidden) shown += t.querySelectorAll('.call').length; });
+      text += ', ' + shown + ' shown';
+    }
+    $('count').textContent = text;
   }
 
   function turnBox(e) {
     var t = state.turns.get(e.turnId);
     if (t) return t;
     t = el('section', 'turn');
+    t.dataset.conversation = e.conversationId;
+    filterTurn(t);
     var h = el('h2');
     h.appendChild(el('span', null, 'Conversation ' + e.conversationId));
     h.appendChild(el('span', 'muted', new Date(e.at).toLocaleTimeString()));
@@ -266,14 +322,32 @@
       });
       box.appendChild(ul);
     }
-    if (d.arguments) box.appendChild(block('arguments', pretty(d.arguments)));
-    if (d.result) box.appendChild(block('result' + (d.result.truncated ? ' (cut)' : ''), pretty({ content: d.result.content, structuredContent: d.result.structuredContent })));
+    if (d.arguments) box.appendChild(block(c, 'arguments', 'arguments', function () { return pretty(d.arguments); }));
+    if (d.result) {
+      box.appendChild(block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), function () {
+        return pretty({ content: d.result.content, structuredContent: d.result.structuredContent });
+      }));
+    }
   }
 
-  function block(title, text) {
+  /**
+   * A collapsible block that stays open across the call's updates once the person opened it. Its
+   * text is formatted when it is first opened: a thousand closed calls format nothing.
+   */
+  function block(c, key, title, text) {
     var det = el('details');
+    var pre = null;
+    var fill = function () {
+      if (!pre && det.open) pre = det.appendChild(el('pre', null, text()));
+    };
+    c.open = c.open || {};
     det.appendChild(el('summary', null, title));
-    det.appendChild(el('pre', null, text));
+    det.open = !!c.open[key];
+    fill();
+    det.addEventListener('toggle', function () {
+      c.open[key] = det.open;
+      fill();
+    });
     return det;
   }
 
@@ -291,10 +365,9 @@
   });
   $('workspace').addEventListener('change', loadAssistants);
   $('assistant').addEventListener('change', watch);
-  var typing = null;
   $('conversation').addEventListener('input', function () {
-    clearTimeout(typing);
-    typing = setTimeout(watch, 300);
+    state.turns.forEach(filterTurn);
+    showCount();
   });
   // Tests and people can drop the socket to see the page resume.
   window.ctDebugger = { dropSocket: function () { if (state.client) state.client.terminate(); }, lastSeq: function () { return state.lastSeq; } };

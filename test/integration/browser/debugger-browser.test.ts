@@ -5,9 +5,9 @@
  * socket, and see the list resume without a gap or a duplicate. Skipped, with the reason printed,
  * when no Chromium is installed.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, signInToDebugger } from '../../support/browser.js';
 import { z } from 'zod';
 import { CreateAssistantDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
@@ -18,10 +18,6 @@ import {
   type SdkServerHandle,
 } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, sleep, type World } from '../../support/turns.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 
 /** The long call waits here after its first progress line, until the test has seen it on the page. */
 let release: () => void = () => undefined;
@@ -95,18 +91,27 @@ function calls(page: Page): Promise<[number, string][]> {
   );
 }
 
+/** The text of a call's block (arguments or result), opened first: blocks are filled when opened. */
+async function opened(call: Locator, title: 'arguments' | 'result'): Promise<string> {
+  const block = call.locator('details', { has: call.page().locator('summary', { hasText: title }) });
+  if (!(await block.evaluate((d) => (d as unknown as { open: boolean }).open)))
+    await block.locator('summary').click();
+  await block.locator('pre').waitFor();
+  return (await block.textContent()) ?? '';
+}
+
 let t: TestApp;
 let peer: SdkServerHandle;
 let w: World;
 let browser: Browser;
 
-describe.skipIf(!found)('the debugger page in Chromium', () => {
+describe.skipIf(!hasChromium)('the debugger page in Chromium', () => {
   beforeAll(async () => {
     t = await startTestApp();
     peer = await startSdkServer({ stateful: false, json: false, tools: TOOLS });
     w = await buildWorld(t, peer.url, 'CRM', 30_000);
     await connectTools(t, w);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
@@ -120,10 +125,7 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(e.message));
-    const origin = new URL(t.url).origin;
-    await page.goto(`${origin}/debugger`);
-    await page.fill('#token', w.customer);
-    await page.click('button[type=submit]');
+    await signInToDebugger(page, t.url, w.customer);
     await page.waitForSelector('#conn.on', { timeout: 10_000 });
 
     const turn = await begin(t, w, 'browser-1');
@@ -137,13 +139,12 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
       [3, 'TOOL_ERROR'],
     ]);
     const read = page.locator('.call[data-seq="1"]');
-    expect(await read.textContent()).toContain('ann@example.com'); // its arguments
-    expect(await read.locator('details', { hasText: 'result' }).textContent()).toContain(
-      'found ann@example.com',
-    );
-    expect(await read.locator('details', { hasText: 'result' }).textContent()).toContain('"plan": "pro"');
+    expect(await read.textContent()).not.toContain('ann@example.com'); // closed blocks hold no text
+    expect(await opened(read, 'arguments')).toContain('ann@example.com');
+    expect(await opened(read, 'result')).toContain('found ann@example.com');
+    expect(await opened(read, 'result')).toContain('"plan": "pro"');
     const write = page.locator('.call[data-seq="2"]');
-    expect(await write.locator('details', { hasText: 'result' }).textContent()).toContain('plan set to pro');
+    expect(await opened(write, 'result')).toContain('plan set to pro');
     expect(await page.locator('.call[data-seq="3"]').textContent()).toContain('customer not found');
 
     // The long call: its first progress line is on screen while it is still running.
@@ -153,6 +154,8 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
       .locator('.progress li', { hasText: 'progress 1/3 — step 1 of 3' })
       .waitFor({ timeout: 10_000 });
     expect(await running.textContent()).not.toContain('report ready');
+    // A block the person opens stays open while the call is updated.
+    await running.locator('summary', { hasText: 'arguments' }).click();
     release();
     await long;
     const finished = page.locator('.call[data-seq="4"][data-status=SUCCEEDED]');
@@ -164,7 +167,9 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
       'progress 3/3 — step 3 of 3',
       'info: job: all steps done',
     ]);
-    expect(await finished.locator('details', { hasText: 'result' }).textContent()).toContain('report ready');
+    expect(await finished.locator('details[open] summary').allTextContents()).toEqual(['arguments']);
+    expect(await opened(finished, 'result')).toContain('report ready');
+    await opened(page.locator('.call[data-seq="2"]'), 'arguments'); // for the screenshot
     if (process.env.DEBUGGER_SCREENSHOT)
       await page.screenshot({ path: process.env.DEBUGGER_SCREENSHOT, fullPage: true });
 
@@ -186,7 +191,7 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
     ]);
     // No progress line was shown twice by the replay either.
     expect(await page.locator('.call[data-seq="4"] .progress li').count()).toBe(4);
-    expect(await page.locator('.call[data-seq="6"]').textContent()).toContain('cy@example.com');
+    expect(await opened(page.locator('.call[data-seq="6"]'), 'arguments')).toContain('cy@example.com');
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -197,9 +202,7 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
       await t.ok(CreateAssistantDocument, { input: { workspaceId: w.workspaceId, name } }, w.admin);
     }
     const page = await browser.newPage({ viewport: { width: 1300, height: 700 } });
-    await page.goto(`${new URL(t.url).origin}/debugger`);
-    await page.fill('#token', w.customer);
-    await page.click('button[type=submit]');
+    await signInToDebugger(page, t.url, w.customer);
     await page.waitForSelector('#conn.on', { timeout: 10_000 });
     const options = () => page.locator('#assistant option').count();
     expect(await options()).toBe(100);
@@ -214,9 +217,7 @@ describe.skipIf(!found)('the debugger page in Chromium', () => {
 
     // On a fresh page, the find box reads further pages until it finds the one asked for.
     const fresh = await browser.newPage();
-    await fresh.goto(`${new URL(t.url).origin}/debugger`);
-    await fresh.fill('#token', w.customer);
-    await fresh.click('button[type=submit]');
+    await signInToDebugger(fresh, t.url, w.customer);
     await fresh.waitForSelector('#conn.on', { timeout: 10_000 });
     await fresh.fill('#assistant-find', 'assistant 149');
     await fresh.waitForFunction(() => {

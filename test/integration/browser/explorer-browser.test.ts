@@ -3,19 +3,15 @@
  * header prefilled from the debugger page's sign-in, a query answered with it, a subscription over
  * graphql-ws. Skipped, with the reason printed, when no Chromium is installed.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, signInToDebugger } from '../../support/browser.js';
 import {
   BeginTurnDocument,
   CreateAssistantDocument,
   CreateWorkspaceDocument,
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 
 let t: TestApp;
 let browser: Browser;
@@ -48,11 +44,11 @@ async function resultWith(page: Page, marker: string): Promise<string> {
   return (await page.textContent('.result-window')) ?? '';
 }
 
-describe.skipIf(!found)('the explorer in Chromium', () => {
+describe.skipIf(!hasChromium)('the explorer in Chromium', () => {
   beforeAll(async () => {
     t = await startTestApp();
     origin = new URL(t.url).origin;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
@@ -73,9 +69,7 @@ describe.skipIf(!found)('the explorer in Chromium', () => {
       if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) outside.push(r.url());
     });
     // Sign in on the debugger page, then open the explorer in the same tab.
-    await page.goto(`${origin}/debugger`);
-    await page.fill('#token', token);
-    await page.click('button[type=submit]');
+    await signInToDebugger(page, t.url, token);
     await page.waitForSelector('#pick:not([hidden])');
     await page.click('a#explorer');
     await page.waitForURL(`${origin}/graphql`);

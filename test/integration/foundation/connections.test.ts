@@ -172,13 +172,38 @@ describe('createConnection input checks', () => {
     expect(result.createConnection.userErrors[0]!.message).toMatch(/5242880 bytes/);
   });
 
-  it('should refuse a slug that is already taken in the workspace', async () => {
+  it('should number a slug made from a name that another connection already has', async () => {
     const first = await t.ok(CreateConnectionDocument, { input: mcp({ name: 'Same Name' }) }, admin);
     expect(first.createConnection.connection?.slug).toBe('same_name');
     const second = await t.ok(CreateConnectionDocument, { input: mcp({ name: 'Same name' }) }, admin);
+    expect(second.createConnection.userErrors).toEqual([]);
+    expect(second.createConnection.connection?.slug).toBe('same_name_2');
+    const third = await t.ok(CreateConnectionDocument, { input: mcp({ name: 'same-name!' }) }, admin);
+    expect(third.createConnection.connection?.slug).toBe('same_name_3');
+  });
+
+  it('should number slugs of connections created at once, all different', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        t.ok(CreateConnectionDocument, { input: mcp({ name: 'Racing Name' }) }, admin),
+      ),
+    );
+    const slugs = created.map((c) => c.createConnection.connection?.slug).sort();
+    expect(slugs).toEqual(['racing_name', 'racing_name_2', 'racing_name_3', 'racing_name_4']);
+  });
+
+  it('should refuse a slug the user chose when the workspace already has it', async () => {
+    await t.ok(CreateConnectionDocument, { input: mcp({ name: 'Chosen', slug: 'chosen_slug' }) }, admin);
+    const second = await t.ok(
+      CreateConnectionDocument,
+      { input: mcp({ name: 'Other', slug: 'chosen_slug' }) },
+      admin,
+    );
+    expect(second.createConnection.connection).toBeNull();
     expect(second.createConnection.userErrors).toEqual([
       expect.objectContaining({ field: ['input', 'slug'], code: 'SLUG_TAKEN' }),
     ]);
+    expect(second.createConnection.userErrors[0]!.message).toMatch(/choose another slug/);
   });
 });
 

@@ -413,7 +413,9 @@ describe('reconcile: adds, removals and keys', () => {
     ],
   ])('should add %s enabled: %s', (_label, op, enabled) => {
     const result = plan([], [op]);
-    expect(result.add).toEqual([{ op, key: expect.stringMatching(/^connector\.petstore\./), enabled }]);
+    expect(result.add).toEqual([
+      { op, key: expect.stringMatching(/^connector\.petstore\./), enabled, reasons: [] },
+    ]);
     expect(result.counts).toEqual({ added: 1, removed: 0, updated: 0, flagged: 0 });
   });
 
@@ -493,7 +495,9 @@ describe('reconcile: adds, removals and keys', () => {
     expect(result.remove).toEqual([old]);
     expect(result.update).toEqual([]);
     // The admin's READ does not carry over: the new operation is WRITE, so it starts off.
-    expect(result.add).toEqual([{ op: renamed, key: 'connector.petstore.fetch_pet', enabled: false }]);
+    expect(result.add).toEqual([
+      { op: renamed, key: 'connector.petstore.fetch_pet', enabled: false, reasons: [] },
+    ]);
     expect(result.counts).toEqual({ added: 1, removed: 1, updated: 0, flagged: 0 });
   });
 
@@ -513,7 +517,7 @@ describe('reconcile: adds, removals and keys', () => {
     );
     expect(back.update.map((u) => u.before.name)).toEqual(['other']);
     expect(back.add).toEqual([
-      { op: found('listPets'), key: 'connector.petstore.list_pets_2', enabled: true },
+      { op: found('listPets'), key: 'connector.petstore.list_pets_2', enabled: true, reasons: [] },
     ]);
   });
 
@@ -533,7 +537,7 @@ describe('reconcile: adds, removals and keys', () => {
   it('should keep the first of two discovered operations with one name and report the second', () => {
     const first = found('dup', { description: 'first' });
     const result = plan([], [first, found('dup', { description: 'second' })]);
-    expect(result.add).toEqual([{ op: first, key: 'connector.petstore.dup', enabled: true }]);
+    expect(result.add).toEqual([{ op: first, key: 'connector.petstore.dup', enabled: true, reasons: [] }]);
     expect(result.skipped).toEqual([{ name: 'dup', reason: expect.stringContaining('duplicate name') }]);
   });
 
@@ -595,5 +599,98 @@ describe('jsonEqual', () => {
   ])('should compare %s', (_label, a, b, expected) => {
     expect(jsonEqual(a, b)).toBe(expected);
     expect(jsonEqual(b, a)).toBe(expected);
+  });
+});
+
+describe('reconcile: holds (key origins, uncallable bases)', () => {
+  const hold: ReviewReasonDraft = {
+    code: 'KEY_ORIGIN_NOT_GIVEN',
+    detail: 'calls go to https://evil.example.net, but the key was given for https://api.example.com',
+  };
+  const uncallable: ReviewReasonDraft = { code: 'BASE_ADDRESS_UNCALLABLE', detail: 'placeholder' };
+
+  it('should add a held READ operation disabled, with its holds as reasons, and count it as flagged', () => {
+    const op = found('exfiltrate', { binding: binding('GET', '/x'), holds: [hold] });
+    const result = plan([], [op]);
+    expect(result.add).toEqual([
+      { op, key: 'connector.petstore.exfiltrate', enabled: false, reasons: [hold] },
+    ]);
+    expect(result.counts.flagged).toBe(1);
+  });
+
+  it('should turn an enabled operation off when a hold appears, and not add the reason twice', () => {
+    const result = plan([kept('getPet')], [found('getPet', { holds: [hold] })]);
+    expect(result.update[0]).toMatchObject({
+      disable: true,
+      newReasons: [hold],
+      resolved: [],
+      release: false,
+    });
+    const again = plan(
+      [kept('getPet', { enabled: false, openReasons: [hold] })],
+      [found('getPet', { holds: [hold] })],
+    );
+    expect(again.update[0]).toMatchObject({ disable: true, newReasons: [], changed: false, release: false });
+  });
+
+  it('should resolve a hold whose condition cleared and release an operation held by nothing else', () => {
+    const result = plan(
+      [kept('getPet', { enabled: false, openReasons: [hold, uncallable] })],
+      [found('getPet')],
+    );
+    expect(result.update[0]).toMatchObject({
+      disable: false,
+      resolved: [hold, uncallable],
+      release: true,
+      changed: true,
+    });
+  });
+
+  it('should resolve a cleared hold but keep an operation with a review reason off', () => {
+    const risk: ReviewReasonDraft = { code: 'RISK_RAISED', detail: 'READ → WRITE' };
+    const result = plan([kept('getPet', { enabled: false, openReasons: [hold, risk] })], [found('getPet')]);
+    expect(result.update[0]).toMatchObject({ resolved: [hold], release: false });
+  });
+
+  it('should replace a hold whose detail changed (another unrecorded origin)', () => {
+    const moved: ReviewReasonDraft = {
+      code: 'KEY_ORIGIN_NOT_GIVEN',
+      detail: 'calls go to https://other.example.org',
+    };
+    const result = plan(
+      [kept('getPet', { enabled: false, openReasons: [hold] })],
+      [found('getPet', { holds: [moved] })],
+    );
+    expect(result.update[0]).toMatchObject({
+      disable: true,
+      newReasons: [moved],
+      resolved: [hold],
+      release: false,
+    });
+  });
+});
+
+describe('reconcile: releasing an operation held for want of a callable base', () => {
+  it('should not ask for a review when the base moves to the override that releases it', () => {
+    const uncallable: ReviewReasonDraft = { code: 'BASE_ADDRESS_UNCALLABLE', detail: 'placeholder' };
+    const before = kept('getPet', {
+      enabled: false,
+      binding: binding('GET', '/x', { baseUrl: 'https://azure.local' }),
+      openReasons: [uncallable],
+    });
+    const result = plan([before], [found('getPet', { binding: binding('GET', '/x') })]);
+    expect(result.update[0]).toMatchObject({ disable: false, newReasons: [], release: true });
+  });
+
+  it('should still ask for a review when the method or path changed too', () => {
+    const uncallable: ReviewReasonDraft = { code: 'BASE_ADDRESS_UNCALLABLE', detail: 'placeholder' };
+    const before = kept('getPet', {
+      enabled: false,
+      binding: binding('GET', '/x', { baseUrl: 'https://azure.local' }),
+      openReasons: [uncallable],
+    });
+    const result = plan([before], [found('getPet', { binding: binding('POST', '/x') })]);
+    expect(result.update[0]!.newReasons.map((r) => r.code)).toEqual(['ENDPOINT_CHANGED']);
+    expect(result.update[0]!.release).toBe(false);
   });
 });

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   authorizationServerMetadataUrls,
   chooseAuthMethod,
+  MAX_SCOPE_CHARS,
+  MAX_SCOPE_TOKENS,
+  mergeScopes,
   protectedResourceMetadataUrls,
   resourceCoversEndpoint,
   selectScopes,
@@ -110,5 +113,24 @@ describe('supportsS256', () => {
     expect(supportsS256(['plain', 'S256'])).toBe(true);
     expect(supportsS256(undefined)).toBe(true);
     expect(supportsS256(['plain'])).toBe(false);
+  });
+});
+
+describe('mergeScopes', () => {
+  it.each([
+    [['mcp:basic', 'mcp:basic mcp:write'], 'mcp:basic mcp:write'],
+    [[null, 'a  b\tc'], 'a b c'],
+    [[undefined, null], null],
+    [['a', 'b"c d\\e'], 'a'],
+    [['', ' '], null],
+  ])('should merge %j into %j', (lists, expected) => {
+    expect(mergeScopes(...lists)).toBe(expected);
+  });
+
+  it('should give null past its bounds rather than a huge request', () => {
+    const many = Array.from({ length: MAX_SCOPE_TOKENS + 1 }, (_, i) => `s${i}`).join(' ');
+    expect(mergeScopes(many)).toBeNull();
+    expect(mergeScopes('x'.repeat(MAX_SCOPE_CHARS + 1))).toBeNull();
+    expect(mergeScopes('x'.repeat(MAX_SCOPE_CHARS))).toBe('x'.repeat(MAX_SCOPE_CHARS));
   });
 });

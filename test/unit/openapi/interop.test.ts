@@ -94,6 +94,27 @@ describe('choosing the base address', () => {
     );
     expect(fixed.diagnostics.join('\n')).not.toContain('no callable base address');
     expect(fixed.operations[0]!.binding.baseUrl).toBe('https://myaccount.example.com');
+    // Each operation says its base is a placeholder, so discovery can hold it; not with the override.
+    expect(result.operations[0]!.basePlaceholder).toMatch(/x-ms-parameterized-host/);
+    expect(fixed.operations[0]!.basePlaceholder).toBeUndefined();
+  });
+
+  it('should mark an operation whose own servers name a reserved host, and only that one', () => {
+    const result = convertDescription(
+      oas(
+        { servers: [{ url: 'https://api.example.com' }] },
+        {
+          '/real': { get: { operationId: 'real', ...ok } },
+          '/fake': { get: { operationId: 'fake', servers: [{ url: 'https://tenant.api.invalid/v1' }], ...ok } },
+        },
+      ),
+      null,
+      null,
+    );
+    const byName = Object.fromEntries(result.operations.map((o) => [o.name, o]));
+    expect(byName.real!.basePlaceholder).toBeUndefined();
+    expect(byName.fake!.binding.baseUrl).toBe('https://tenant.api.invalid/v1');
+    expect(byName.fake!.basePlaceholder).toMatch(/tenant\.api\.invalid.*placeholder host/);
   });
 });
 

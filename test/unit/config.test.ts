@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+const DB = 'postgres://svc@db:6432/app';
+
+describe('call-path settings', () => {
+  it('should take a direct LISTEN URL beside DATABASE_URL, and refuse it without one', () => {
+    const config = loadConfig({ DATABASE_URL: DB, LISTEN_DATABASE_URL: 'postgres://svc@db:5432/app' });
+    expect(config.listenDatabaseUrl).toBe('postgres://svc@db:5432/app');
+    expect(loadConfig({ DATABASE_URL: DB }).listenDatabaseUrl).toBeNull();
+    expect(() => loadConfig({ LISTEN_DATABASE_URL: 'postgres://svc@db:5432/app' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_URL: DB, LISTEN_DATABASE_URL: 'http://db' })).toThrow(
+      /LISTEN_DATABASE_URL must start with postgres/,
+    );
+  });
+
+  it('should bound the group commit settings, with 1 turning batching off', () => {
+    expect(loadConfig({}).recordBatch).toEqual({ maxBatch: 64, inFlight: 2 });
+    expect(loadConfig({ RECORD_BATCH_MAX: '1' }).recordBatch.maxBatch).toBe(1);
+    expect(() => loadConfig({ RECORD_BATCH_MAX: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ RECORD_BATCH_IN_FLIGHT: '9' })).toThrow(/RECORD_BATCH_IN_FLIGHT/);
+  });
+});
