@@ -147,11 +147,24 @@ async function readMcp(services: Services, connection: Connection, seen: string[
       idempotent: t.idempotent,
       binding: null,
     })),
-    skipped: result.skipped.map((s) => ({
-      name: s.name ?? `#${s.index}`,
-      reason: s.reason,
-      detail: s.detail,
-    })),
+    skipped: [
+      ...result.skipped.map((s) => ({
+        name: s.name ?? `#${s.index}`,
+        reason: s.reason,
+        detail: s.detail,
+      })),
+      // Tools past the limit on pages never read have no names: one entry says they exist.
+      ...(result.unreadPages
+        ? [
+            {
+              name: `#${result.tools.length + result.skipped.length} and later`,
+              reason: 'TOOL_LIMIT',
+              detail:
+                'the connection already has 300 tools; the server listed more on pages that were not read',
+            },
+          ]
+        : []),
+    ],
     diagnostics,
     protocolVersion: result.initialize.protocolVersion,
     serverInfo: result.initialize.serverInfo,

@@ -266,7 +266,7 @@ function guardedLookup(base: LookupFunction, allowLoopback: boolean): LookupFunc
 function addressRefused(host: string, range: string): OutboundError {
   return new OutboundError(
     OutboundErrorCode.ADDRESS_REFUSED,
-    `${host} is or resolves to a ${range} address, which is refused`,
+    `${host} is or resolves to a ${range} address, which is refused; if it is a server of yours that the service should reach, add it to OUTBOUND_ALLOW_HOSTS`,
     { reachedServer: false, data: { host, range } },
   );
 }
@@ -437,7 +437,7 @@ export class OutboundClient {
     if (url.protocol === 'http:' && !allowListed && !(this.allowLoopback && LOOPBACK_HTTP_HOSTS.has(host))) {
       throw new OutboundError(
         OutboundErrorCode.URL_REFUSED,
-        `http:// is not allowed for ${host}; use https:// or allow-list the host`,
+        `http:// is not allowed for ${host}; use https://, or add the host to OUTBOUND_ALLOW_HOSTS`,
         { reachedServer: false, data: { host, protocol: 'http:' } },
       );
     }

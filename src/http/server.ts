@@ -79,6 +79,11 @@ const INPUT_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
 ]);
 
+/** The start of Apollo's CSRF-prevention refusal, replaced by a message that says what to send. */
+const CSRF_BLOCKED = 'This operation has been blocked as a potential Cross-Site Request Forgery';
+const CSRF_MESSAGE =
+  'GET queries (and POSTs whose content-type is not application/json) need the header "apollo-require-preflight: true" (any non-empty value): a browser cannot send it cross-site without asking first, so another site cannot make your browser run queries';
+
 /**
  * Masks everything that is not one of our coded errors: internal messages (driver text, stack
  * traces, upstream bodies) are logged, never shown.
@@ -96,7 +101,7 @@ export function formatErrorFor(services: Pick<Services, 'logger'>) {
     }
     if (code && INPUT_CODES.has(code)) {
       return {
-        message: formatted.message,
+        message: formatted.message.startsWith(CSRF_BLOCKED) ? CSRF_MESSAGE : formatted.message,
         locations: formatted.locations,
         extensions: { code: 'BAD_USER_INPUT' },
       };

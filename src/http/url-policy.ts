@@ -58,11 +58,18 @@ export function checkUrl(raw: string, policy: UrlPolicy, options: { httpsOnly?: 
     return {
       ok: false,
       code: 'URL_REFUSED',
-      message: 'points to a private, loopback, link-local or metadata address',
+      message:
+        'points to a private, loopback, link-local or metadata address, which is refused; if it is a server of yours that the service should reach, add the host to OUTBOUND_ALLOW_HOSTS',
     };
   }
   if (url.protocol === 'http:' && (options.httpsOnly || !trusted)) {
-    return { ok: false, code: 'URL_REFUSED', message: 'must be an https:// address' };
+    return {
+      ok: false,
+      code: 'URL_REFUSED',
+      message: options.httpsOnly
+        ? 'must be an https:// address'
+        : 'must be an https:// address (plain http:// only for hosts in OUTBOUND_ALLOW_HOSTS)',
+    };
   }
   return { ok: true, url };
 }

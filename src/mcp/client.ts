@@ -161,6 +161,8 @@ export interface ListToolsResult {
   skipped: SkippedTool[];
   stopReason: ListStopReason;
   pages: number;
+  /** True when the listing stopped at the tool limit with more pages left unread (their tools are unknown). */
+  unreadPages?: boolean;
 }
 
 export interface DiscoverResult extends ListToolsResult {
@@ -452,7 +454,9 @@ function replyError(reply: Exclude<Reply, { type: 'result' }>, what: string): Mc
       }
       return new McpClientError(
         McpErrorCode.UPSTREAM_HTTP_ERROR,
-        `${what}: the server answered HTTP ${reply.status}`,
+        reply.status === 404 || reply.status === 405
+          ? `${what}: the server answered HTTP ${reply.status}, so there is no MCP endpoint at this address; check the path of endpointUrl (MCP servers usually answer at …/mcp)`
+          : `${what}: the server answered HTTP ${reply.status}`,
         {
           status: reply.status,
           bodyExcerpt: reply.bodyExcerpt,
@@ -1142,7 +1146,7 @@ export class McpClient {
         return done(
           collector.full && collector.skipped.some((s) => s.reason === 'TOOL_LIMIT') ? 'TOOL_LIMIT' : 'END',
         );
-      if (collector.full) return done('TOOL_LIMIT');
+      if (collector.full) return { ...done('TOOL_LIMIT'), unreadPages: true };
       if (cursors.has(next)) return done('REPEATED_CURSOR');
       if (pages >= this.#maxPages) return done('PAGE_LIMIT');
       cursors.add(next);

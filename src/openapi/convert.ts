@@ -154,6 +154,9 @@ function dict<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
+/** A web page (documentation, a login page) where a description was expected. */
+const HTML_PAGE = /^\s*<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>])/i;
+
 function describeKind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -166,6 +169,12 @@ function describeKind(value: unknown): string {
  * that is not an object with `openapi: 3.0.x`, `openapi: 3.1.x` or `swagger: "2.0"`.
  */
 export function detectVersion(document: unknown): DescriptionVersion {
+  if (typeof document === 'string' && HTML_PAGE.test(document)) {
+    throw new AppError(
+      'DESCRIPTION_INVALID',
+      'The address gave an HTML page, not an OpenAPI description: point descriptionUrl at the JSON or YAML file itself (often …/openapi.json or …/swagger.json, not the documentation page).',
+    );
+  }
   if (!isObj(document)) {
     throw new AppError(
       'DESCRIPTION_INVALID',
@@ -981,17 +990,17 @@ export function normalizeBaseUrl(baseUrl: string): string {
   } catch {
     throw new AppError(
       'BASE_URL_INVALID',
-      `base_url must be an absolute https:// address; got ${JSON.stringify(baseUrl)}.`,
+      `baseUrl must be an absolute https:// address; got ${JSON.stringify(baseUrl)}.`,
     );
   }
   if (url.protocol !== 'https:') {
     throw new AppError(
       'BASE_URL_INVALID',
-      `base_url must be an https:// address; got ${JSON.stringify(baseUrl)}.`,
+      `baseUrl must be an https:// address; got ${JSON.stringify(baseUrl)}.`,
     );
   }
   if (url.username !== '' || url.password !== '' || url.hash !== '') {
-    throw new AppError('BASE_URL_INVALID', 'base_url must not contain credentials or a fragment.');
+    throw new AppError('BASE_URL_INVALID', 'baseUrl must not contain credentials or a fragment.');
   }
   return trimSlash(url);
 }
@@ -1451,7 +1460,9 @@ export function convertDescription(
   if (override === null) {
     const why = uncallableBase(root, rootBase);
     if (why !== null)
-      c.diag(`no callable base address: ${why}; an admin must set base_url to the API's https:// address`);
+      c.diag(
+        `no callable base address: ${why}; an operator must set the connection's baseUrl to the API's https:// address`,
+      );
   }
 
   const operations: ConvertedOperation[] = [];
@@ -1541,7 +1552,7 @@ export function convertDescription(
   if (missingBase !== null) {
     throw new AppError(
       'BASE_URL_MISSING',
-      `The description gives no base address for ${missingBase} (no servers, no host) and was not fetched from an address; set base_url to the API's https:// address.`,
+      `The description gives no base address for ${missingBase} (no servers, no host) and was not fetched from an address; set the connection's baseUrl to the API's https:// address.`,
     );
   }
   return {

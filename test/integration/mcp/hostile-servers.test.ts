@@ -557,6 +557,8 @@ describe('hostile listings', () => {
     const result = await client().discover(endpoint(s.url));
     expect(result.stopReason).toBe('TOOL_LIMIT');
     expect(result.pages).toBe(2);
+    // The server offered a third page, never read: discovery lists it among the skipped.
+    expect(result.unreadPages).toBe(true);
     expect(result.tools).toHaveLength(300);
     expect(result.skipped).toHaveLength(100);
     expect(result.skipped[0]).toEqual({

@@ -1132,7 +1132,7 @@ describe('convertDescription: base address', () => {
     }
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe('BASE_URL_MISSING');
-    expect((error as AppError).message).toContain('base_url');
+    expect((error as AppError).message).toContain('baseUrl');
   });
 });
 

@@ -57,7 +57,7 @@ describe('choosing the base address', () => {
   it('should say when the only server is plain http', () => {
     const result = convertDescription(oas({ servers: [{ url: 'http://api.example.com/v1' }] }), null, null);
     expect(result.diagnostics).toContain(
-      'no callable base address: the description offers only "http://api.example.com/v1", which is not https; an admin must set base_url to the API\'s https:// address',
+      'no callable base address: the description offers only "http://api.example.com/v1", which is not https; an operator must set the connection\'s baseUrl to the API\'s https:// address',
     );
   });
 
@@ -80,7 +80,7 @@ describe('choosing the base address', () => {
     expect(result.diagnostics.join('\n')).toMatch(
       /no callable base address: the host is parameterized \(x-ms-parameterized-host\)/,
     );
-    // The connection's own base_url is callable: no diagnostic then.
+    // The connection's own baseUrl is callable: no diagnostic then.
     const fixed = convertDescription(
       {
         swagger: '2.0',
