@@ -13,6 +13,7 @@ import { closeInterruptedRuns } from './discovery/recovery.js';
 import { announceToolChange } from './turns/cache-signal.js';
 import { TurnEventHub } from './turns/events.js';
 import { LedgerSweep } from './turns/ledger-sweep.js';
+import { UsageRollup } from './usage/rollup.js';
 import { ToolCache } from './turns/tool-cache.js';
 import { TurnService } from './turns/turn.service.js';
 import { buildAppSchema } from './graphql/schema.js';
@@ -223,6 +224,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();
     ledgerSweep.start();
+    const usageRollup = new UsageRollup(orm, logger, config.usageRollup);
+    usageRollup.start();
     let stopping: Promise<void> | null = null;
     return {
       services,
@@ -237,6 +240,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           await services.oauth.stopSweep();
           services.turns.close();
           await ledgerSweep.stop();
+          await usageRollup.stop();
           await services.mcp.whenIdle();
           await outbound.close();
           await services.descriptions.close();

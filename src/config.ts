@@ -19,6 +19,8 @@ export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one disco
 /** Longer than any call can take (4 sends of up to 120 s) plus the ~30 s of background record retries. */
 export const DEFAULT_LEDGER_SWEEP_AFTER_MS = 10 * 60_000;
 export const DEFAULT_LEDGER_SWEEP_EVERY_MS = 60_000;
+export const DEFAULT_USAGE_ROLLUP_EVERY_MS = 60_000;
+export const DEFAULT_USAGE_SETTLE_MS = 20 * 60_000;
 export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
 export const DEFAULT_DESCRIPTION_TIMEOUT_MS = 20_000; // per description, then DESCRIPTION_TOO_COMPLEX
 export const DEFAULT_TOOL_ARGS_MAX_DEPTH = 64; // nesting of a call's arguments
@@ -90,6 +92,8 @@ export interface Config {
   toolArguments: { maxDepth: number; maxBytes: number };
   /** WRITE intents without an outcome older than `afterMs` are closed as OUTCOME_UNKNOWN, every `everyMs`. */
   ledgerSweep: { afterMs: number; everyMs: number };
+  /** Usage roll-up: runs every `everyMs`; an hour is summed `settleMs` after it ends (README, "Usage"). */
+  usageRollup: { everyMs: number; settleMs: number };
   /** Group commit of the call path's records (src/db/group-commit.ts); maxBatch 1 turns it off. */
   recordBatch: { maxBatch: number; inFlight: number };
   /** Public address of this service, for the OAuth redirect URI. */
@@ -121,6 +125,26 @@ export interface Limits {
   subscriptionsPerToken: number;
   subscriptionsPerSocket: number;
   replayMaxEvents: number;
+}
+
+/**
+ * The roll-up must wait until a call can no longer be recorded late: longer than the ledger sweep
+ * takes to close a lost call (with its original start time).
+ */
+function usageRollup(env: Record<string, string | undefined>): { everyMs: number; settleMs: number } {
+  const afterMs = int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000);
+  const sweepEveryMs = int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000);
+  const floor = afterMs + 2 * sweepEveryMs;
+  const settleMs = int(env, 'USAGE_SETTLE_MS', Math.max(DEFAULT_USAGE_SETTLE_MS, floor), 0, 8 * 24 * 3_600_000);
+  if (settleMs < floor) {
+    throw new ConfigError(
+      `USAGE_SETTLE_MS must be at least LEDGER_SWEEP_AFTER_MS + 2 × LEDGER_SWEEP_EVERY_MS (${floor}), so that no call is recorded after its hour was summed; got ${settleMs}`,
+    );
+  }
+  return {
+    everyMs: int(env, 'USAGE_ROLLUP_EVERY_MS', DEFAULT_USAGE_ROLLUP_EVERY_MS, 1_000, 24 * 3_600_000),
+    settleMs,
+  };
 }
 
 export class ConfigError extends Error {
@@ -277,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),
     },
+    usageRollup: usageRollup(env),
     toolArguments: {
       maxDepth: int(env, 'TOOL_ARGS_MAX_DEPTH', DEFAULT_TOOL_ARGS_MAX_DEPTH, 1, 1_000),
       maxBytes: int(env, 'TOOL_ARGS_MAX_BYTES', DEFAULT_TOOL_ARGS_MAX_BYTES, 1024, 16 * 1024 * 1024),

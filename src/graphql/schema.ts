@@ -16,6 +16,11 @@ import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
 import { TurnCallDetailsResolver } from '../turns/call-details.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
+import {
+  AssistantUsageResolver,
+  UsageSeriesResolver,
+  WorkspaceUsageResolver,
+} from '../usage/usage.resolver.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -36,6 +41,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ReviewQueueResolver,
   LedgerLinksResolver,
   WorkspaceTurnsResolver,
+  WorkspaceUsageResolver,
+  AssistantUsageResolver,
+  UsageSeriesResolver,
 ];
 
 let built: GraphQLSchema | null = null;

@@ -30,6 +30,24 @@ const BATCH = 500;
 const CHUNK = 50_000;
 const CHUNKS_PER_RUN = 20;
 
+/**
+ * The CTEs that give each TurnCall `c` just written its OUTCOME_UNKNOWN CALL_FINISHED event (one
+ * `?`: the message) and signal the debugger. `risk` is the SQL of the event's risk.
+ */
+function closingEvents(risk: string): string {
+  return `), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select t.workspace_id, t.assistant_id, t.conversation_id, t.id, c.id, 'CALL_FINISHED',
+         jsonb_build_object('seq', c.seq, 'name', c.declared_name, 'operationKey', c.operation_key, 'risk', ${risk},
+                            'status', 'OUTCOME_UNKNOWN', 'attempts', 0, 'message', ?::text),
+         now()
+  from c join turn t on t.id = c.turn_id
+  returning seq, workspace_id
+), n as (
+  select pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text) from e
+)`;
+}
+
 const SWEEP_SQL = `
 with open as (
   select l.id, l.workspace_id, l.assistant_id, l.turn_id, l.turn_call_id, l.operation_id, l.operation_key,
@@ -55,17 +73,7 @@ with open as (
     and not exists (select 1 from turn_call tc where tc.id = open.turn_call_id)
   on conflict do nothing
   returning id, turn_id, seq, declared_name, operation_key
-), e as (
-  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
-  select t.workspace_id, t.assistant_id, t.conversation_id, t.id, c.id, 'CALL_FINISHED',
-         jsonb_build_object('seq', c.seq, 'name', c.declared_name, 'operationKey', c.operation_key, 'risk', 'WRITE',
-                            'status', 'OUTCOME_UNKNOWN', 'attempts', 0, 'message', ?::text),
-         now()
-  from c join turn t on t.id = c.turn_id
-  returning seq, workspace_id
-), n as (
-  select pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text) from e
-)
+${closingEvents("'WRITE'")}
 select (select count(*) from o)::int as closed, (select count(*) from c)::int as calls, (select count(*) from n)::int as events`;
 
 const CALL_SWEEP_SQL = `
@@ -96,17 +104,7 @@ with chunk as (
   where open.payload->>'seq' ~ '^[0-9]{1,9}$'
   on conflict do nothing
   returning id, turn_id, seq, declared_name, operation_key, risk
-), e as (
-  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
-  select t.workspace_id, t.assistant_id, t.conversation_id, t.id, c.id, 'CALL_FINISHED',
-         jsonb_build_object('seq', c.seq, 'name', c.declared_name, 'operationKey', c.operation_key, 'risk', c.risk,
-                            'status', 'OUTCOME_UNKNOWN', 'attempts', 0, 'message', ?::text),
-         now()
-  from c join turn t on t.id = c.turn_id
-  returning seq, workspace_id
-), n as (
-  select pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text) from e
-)
+${closingEvents('c.risk')}
 select (select count(*) from c)::int as calls, (select count(*) from n)::int as events,
        (select count(*) from open)::int as due,
        (select max(seq) from chunk)::text as "lastSeq",

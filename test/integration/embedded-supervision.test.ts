@@ -4,13 +4,18 @@
  * - the postmaster killed with SIGKILL: /readyz answers 503 while it is restarted, then 200, and
  *   the API works again on the same token;
  * - the service killed with SIGKILL leaves its cluster running: the next start stops that orphan
- *   and starts cleanly; with the postmaster killed too (a stale postmaster.pid), it starts cleanly.
+ *   and starts cleanly; with the postmaster killed too (a stale postmaster.pid), it starts cleanly;
+ * - a cluster that cannot be restarted (its port taken meanwhile) is given up after the bounded
+ *   attempts, with a clear error for the service to exit on, and readiness reads `failed`.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import {
+  embeddedState,
   isAlive,
   postmasterPid,
   startService,
@@ -122,6 +127,57 @@ describe('the embedded PostgreSQL under supervision', () => {
       // A clean stop leaves no cluster behind.
       const last = await postmasterPid(dataDir);
       expect(last === null || !isAlive(last)).toBe(true);
+    },
+  );
+
+  it(
+    'should give up after its bounded attempts when the cluster cannot come back',
+    { timeout: 120_000 },
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ct-supervise-fail-'));
+      const warnings: string[] = [];
+      let fatal: Error | null = null;
+      const pg = await startEmbeddedPostgres(dir, () => undefined, {
+        restartAttempts: 2,
+        restartDelayMs: 300,
+        logger: { warn: (_o, msg) => warnings.push(msg), error: (_o, msg) => warnings.push(msg) },
+        onFatal: (err) => {
+          fatal = err;
+        },
+      });
+      try {
+        const { port } = await embeddedState(dir);
+        const pid = (await postmasterPid(dir))!;
+        process.kill(pid, 'SIGKILL');
+        await until(
+          'the postmaster gone',
+          async () => isAlive(pid),
+          (a) => !a,
+          10_000,
+        );
+        // Something else takes the port before the first attempt (300 ms later).
+        const squatter = createServer();
+        await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+        try {
+          await until(
+            'the supervisor to give up',
+            async () => pg.state(),
+            (s) => s === 'failed',
+            60_000,
+          );
+        } finally {
+          await new Promise<void>((resolve) => squatter.close(() => resolve()));
+        }
+        expect(fatal).not.toBeNull();
+        expect(fatal!.message).toMatch(/stopped and could not be restarted after 2 attempts/);
+        expect(fatal!.message).not.toContain((await embeddedState(dir)).password);
+        expect(warnings.filter((w) => w === 'embedded PostgreSQL restart attempt failed')).toHaveLength(2);
+      } finally {
+        await pg.stop();
+        const left = await postmasterPid(dir).catch(() => null);
+        if (left !== null && isAlive(left)) process.kill(left, 'SIGKILL');
+        await rm(dir, { recursive: true, force: true });
+      }
     },
   );
 });

@@ -97,6 +97,10 @@ function requiredLiteral(
     if (named.name === 'Int' || named.name === 'Float') return '1';
     if (named.name === 'Boolean') return 'true';
     if (named.name === 'String') return '"x"';
+    // A time range (usage): the last day, `to` now.
+    if (named.name === 'DateTimeISO') {
+      return JSON.stringify(new Date(Date.now() - (arg.name === 'to' ? 0 : 86_400_000)).toISOString());
+    }
   }
   throw new MissingArgumentError(
     `no value for the required argument ${field.name}(${arg.name}: ${String(arg.type)})`,

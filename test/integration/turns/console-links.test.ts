@@ -137,10 +137,24 @@ describe('console filters and links', () => {
       .execute(
         `update operation set needs_review = true, enabled = false where key = 'connector.links.slow_read'`,
       );
-    const q = `{ reviewQueue(first: 100) { nodes { key needsReview } } }`;
-    const res = await t.ok<{ reviewQueue: { nodes: { key: string }[] } }, unknown>(q, {}, w.admin);
-    expect(res.reviewQueue.nodes.map((n) => n.key)).toContain('connector.links.slow_read');
-    expect(res.reviewQueue.nodes.every((n) => (n as { needsReview?: boolean }).needsReview)).toBe(true);
+    // The queue spans every workspace of the database, which other test files share: page through it.
+    const q = `query ($after: String) { reviewQueue(first: 100, after: $after) { nodes { key needsReview } pageInfo { hasNextPage endCursor } } }`;
+    type Page = {
+      reviewQueue: {
+        nodes: { key: string; needsReview: boolean }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+      };
+    };
+    const nodes: Page['reviewQueue']['nodes'] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 50; page++) {
+      const res: Page = await t.ok<Page, unknown>(q, { after }, w.admin);
+      nodes.push(...res.reviewQueue.nodes);
+      if (!res.reviewQueue.pageInfo.hasNextPage) break;
+      after = res.reviewQueue.pageInfo.endCursor;
+    }
+    expect(nodes.map((n) => n.key)).toContain('connector.links.slow_read');
+    expect(nodes.every((n) => n.needsReview)).toBe(true);
     const operator = await t.gql(q, {}, w.operator);
     expect(operator.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
