@@ -18,6 +18,7 @@ import {
   EnableDocument,
   KeyOriginsDocument,
   ReviewQueueDocument,
+  type ReviewQueueQuery,
   TurnCallsDocument,
   UpdateConnectionDocument,
 } from '../../generated/graphql.js';
@@ -362,7 +363,7 @@ describe('discovery holds operations at other origins', () => {
     const queued: string[] = [];
     let after: string | null | undefined = null;
     for (let page = 0; page < 50; page++) {
-      const queue = await t.ok(ReviewQueueDocument, { first: 100, after }, admin);
+      const queue: ReviewQueueQuery = await t.ok(ReviewQueueDocument, { first: 100, after }, admin);
       queued.push(...queue.reviewQueue.nodes.map((o) => o.id));
       if (!queue.reviewQueue.pageInfo.hasNextPage) break;
       after = queue.reviewQueue.pageInfo.endCursor;
