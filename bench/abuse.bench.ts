@@ -64,7 +64,13 @@ export async function run(): Promise<void> {
   // runs it, from the sources), so that the attacker's own work (parsing 40,000 replayed events,
   // say) is not counted as the service's stall.
   const app = await startBenchApp(db.url);
-  const svc = await startServiceProcess(db.url, { compiled: false, env: { LOG_LEVEL: 'warn' } });
+  const svc = await startServiceProcess(db.url, {
+    compiled: false,
+    env: { LOG_LEVEL: 'warn' },
+    nodeArgs: process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+      : [],
+  });
   const target = graphqlClient(svc.url);
   const wsUrl = svc.url.replace(/^http/, 'ws');
   const peer = await startPeerProcess(1);

@@ -62,7 +62,7 @@ const PASSTHROUGH_CODES = new Set([
   'TOO_MANY_SUBSCRIPTIONS',
 ]);
 /** Coded failures of a live stream (AppError codes), shown to the subscriber as they are. */
-const STREAM_CODES = new Set(['REPLAY_LIMIT_EXCEEDED']);
+const STREAM_CODES = new Set(['REPLAY_LIMIT_EXCEEDED', 'SUBSCRIBER_TOO_SLOW']);
 
 function tooManySubscriptions(refused: QuotaRefusal, quota: SubscriptionQuota<object>): GraphQLError {
   const message =
@@ -305,15 +305,28 @@ export async function startHttpServer(
         if (!principal) return [unauthenticated('the API token is no longer valid')];
         const document = parseBounded(payload.query, services.config.limits);
         if (document instanceof GraphQLError) return [document];
-        // Apollo's validationRules do not reach graphql-ws: apply the same limits here.
-        const errors = validate(schema, document, [...specifiedRules, ...rules]);
-        if (errors.length > 0) return errors;
-        const bad = checkInputStrings(schema, document, payload.variables);
-        if (bad) return [bad];
+        // The quota before validation: a subscription over the cap costs no validation, so a
+        // flood of them cannot hold the event loop.
         const operation = getOperationAST(document, payload.operationName);
-        if (operation?.operation === 'subscription') {
+        const subscribing = operation?.operation === 'subscription';
+        if (subscribing) {
           const refused = quota.acquire(principal.tokenId, ctx.extra.socket, id);
           if (refused) return [tooManySubscriptions(refused, quota)];
+        }
+        // Apollo's validationRules do not reach graphql-ws: apply the same limits here.
+        // Coded as Apollo codes them over HTTP, so that the mask shows them rather than INTERNAL.
+        const errors = validate(schema, document, [...specifiedRules, ...rules]).map((e) =>
+          e.extensions.code
+            ? e
+            : new GraphQLError(e.message, {
+                nodes: e.nodes,
+                extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+              }),
+        );
+        const bad = errors.length > 0 ? errors : checkInputStrings(schema, document, payload.variables);
+        if (bad) {
+          if (subscribing) quota.release(ctx.extra.socket, id);
+          return Array.isArray(bad) ? bad : [bad];
         }
         socketLog.started(
           ctx.extra.socket,

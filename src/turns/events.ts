@@ -220,6 +220,8 @@ export class TurnEventHub {
     // Listen first, then replay: whatever commits meanwhile is buffered, not lost.
     this.#subscribers.add(subscriber);
     const seen = new Set<number>();
+    /** The seq of the last event handed to the consumer. */
+    let delivered: number | null = null;
     try {
       if (afterSeq !== null) {
         let cursor = afterSeq;
@@ -239,6 +241,7 @@ export class TurnEventHub {
             }
             seen.add(event.seq);
             cursor = event.seq;
+            delivered = event.seq;
             replayed += 1;
             yield event;
           }
@@ -251,9 +254,19 @@ export class TurnEventHub {
           if (seen.has(event.seq)) continue;
           seen.add(event.seq);
           if (seen.size > 4 * maxQueue) seen.clear(); // replayed seqs are long past by then
+          delivered = event.seq;
           yield event;
         }
-        if (overflow) throw new Error('the subscriber fell too far behind; resubscribe with afterSeq');
+        if (overflow) {
+          // Events past the backlog were dropped: end with a coded error that says where to resume,
+          // never a silent gap (and never a masked INTERNAL).
+          throw new AppError(
+            'SUBSCRIBER_TOO_SLOW',
+            `more than ${maxQueue} live events waited for this subscriber; ` +
+              `subscribe again with afterSeq: ${delivered ?? afterSeq ?? 0} to continue`,
+            { data: { resumeAfterSeq: delivered ?? afterSeq ?? 0 } },
+          );
+        }
         if (state.closed) break;
         await new Promise<void>((resolve) => (state.wake = resolve));
         state.wake = null;

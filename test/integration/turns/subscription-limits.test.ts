@@ -184,3 +184,76 @@ describe('bounded replay', () => {
     rest.stop();
   });
 });
+
+describe('refused subscriptions', () => {
+  it('should give back the slot of a subscription that fails validation, and refuse over the cap before validating', async () => {
+    const admin = await t.token(Role.ADMIN);
+    const c = await socket(admin);
+    const invalid = (client: Client) =>
+      new Promise<readonly { extensions?: Record<string, unknown> }[]>((resolve) => {
+        client.subscribe(
+          { query: 'subscription { turnEvents(afterSeq: 0) { seq noSuchField } }' },
+          {
+            next: () => undefined,
+            error: (err) => resolve(Array.isArray(err) ? err : []),
+            complete: () => resolve([]),
+          },
+        );
+      });
+    // Three invalid subscriptions on a socket whose cap is two: each is refused for what it is,
+    // so none kept a slot.
+    for (let i = 0; i < 3; i++) {
+      const [error] = await invalid(c);
+      expect(error).toMatchObject({
+        message: expect.stringContaining('noSuchField'),
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
+    }
+    // At the cap, a subscription is refused for the cap, before any validation.
+    const live = { assistantId, conversationId: 'c-4', afterSeq: 0 }; // one stored event, then live
+    const s1 = subscribe(c, live);
+    const s2 = subscribe(c, live);
+    await Promise.all([s1.firstEvent, s2.firstEvent]);
+    expect((await invalid(c))[0]?.extensions?.code).toBe('TOO_MANY_SUBSCRIPTIONS');
+    s1.stop();
+    s2.stop();
+  });
+});
+
+describe('a subscriber that falls behind', () => {
+  it('should end with SUBSCRIBER_TOO_SLOW naming where to resume, after the events it could keep', async () => {
+    const hub = t.app.services.turnEvents;
+    const all = { workspaceId: null, assistantId: null, conversationId: null };
+    const slow = hub.subscribe(all, null, 2);
+    // A reader that keeps up tells when every event has reached both subscribers (no sleeps).
+    const witness = hub.subscribe(all, null);
+    try {
+      const first = slow.next(); // starts the slow stream; it takes one event, then nobody reads
+      const seen = witness.next();
+      for (let i = 0; i < 4; i++) {
+        await t.ok(BeginTurnDocument, { input: { assistantId, conversationId: `slow-${i}` } }, runtime);
+      }
+      const witnessed = [(await seen).value!.seq];
+      while (witnessed.length < 4) witnessed.push((await witness.next()).value!.seq);
+      const kept = [(await first).value!.seq];
+      const ended = await (async () => {
+        try {
+          for (;;) {
+            const next = await slow.next();
+            if (next.done) return null;
+            kept.push(next.value.seq);
+          }
+        } catch (err) {
+          return err as { code?: string; message: string };
+        }
+      })();
+      // The first event, then the backlog of two; the fourth was dropped, so the stream ends.
+      expect(kept).toEqual(witnessed.slice(0, 3));
+      expect(ended?.code).toBe('SUBSCRIBER_TOO_SLOW');
+      expect(ended?.message).toContain(`afterSeq: ${kept[2]}`);
+    } finally {
+      await slow.return?.(undefined);
+      await witness.return?.(undefined);
+    }
+  });
+});
