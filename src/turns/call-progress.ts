@@ -8,7 +8,13 @@ import { EVENTS_CHANNEL } from '../db/notifier.js';
 import type { Logger } from '../logger.js';
 import type { ServerNotification } from '../mcp/client.js';
 import { storableJson } from './storable.js';
-import { ProgressGate, toProgressLine, type ProgressLimits, type ProgressRecord } from './progress.js';
+import {
+  ProgressGate,
+  toProgressLine,
+  type ProgressLimits,
+  type ProgressLine,
+  type ProgressRecord,
+} from './progress.js';
 
 const PROGRESS_SQL = `
 with e as (
@@ -52,6 +58,10 @@ export class CallProgress {
     const atMs = Math.round(this.now() - this.#started);
     const line = toProgressLine(notification, atMs, scrub);
     if (!line || !this.#gate.offer(line, this.now())) return;
+    this.#emit(line);
+  }
+
+  #emit(line: ProgressLine): void {
     this.#chain = this.#chain.then(async () => {
       try {
         const seq = await this.seq;
@@ -73,8 +83,13 @@ export class CallProgress {
     });
   }
 
-  /** Waits for the progress events under way, so that CALL_FINISHED comes after them. */
+  /**
+   * Sends the last line the interval held back, then waits for the progress events under way, so
+   * that CALL_FINISHED comes after them.
+   */
   drain(): Promise<void> {
+    const held = this.#gate.takeHeld();
+    if (held) this.#emit(held);
     return this.#chain;
   }
 

@@ -114,6 +114,8 @@ export class ProgressGate {
   #dropped = 0;
   #emitted = 0;
   #lastEmitAt = Number.NEGATIVE_INFINITY;
+  /** The newest line held back by the interval, sent when the call ends (so the last word shows). */
+  #held: ProgressLine | null = null;
 
   constructor({
     maxEvents = DEFAULT_PROGRESS_MAX_EVENTS,
@@ -132,10 +134,27 @@ export class ProgressGate {
       this.#lines.shift();
       this.#dropped++;
     }
-    if (this.#emitted >= this.#maxEvents || nowMs - this.#lastEmitAt < this.#minIntervalMs) return false;
+    if (this.#emitted >= this.#maxEvents) return false;
+    if (nowMs - this.#lastEmitAt < this.#minIntervalMs) {
+      this.#held = line;
+      return false;
+    }
+    this.#held = null;
     this.#emitted++;
     this.#lastEmitAt = nowMs;
     return true;
+  }
+
+  /**
+   * When the call ends: the newest line the interval held back, if any and if the cap allows, to
+   * send live before CALL_FINISHED (a call's last words are what a person debugging it looks for).
+   */
+  takeHeld(): ProgressLine | null {
+    const line = this.#held;
+    this.#held = null;
+    if (!line || this.#emitted >= this.#maxEvents) return null;
+    this.#emitted++;
+    return line;
   }
 
   /** How many lines went out live. */

@@ -79,6 +79,23 @@ describe('the per-call progress gate', () => {
     expect(record.dropped).toBe(996);
   });
 
+  it('should hold back the newest line the interval refused, and give it once when the call ends', () => {
+    const gate = new ProgressGate({ maxEvents: 30, minIntervalMs: 200, maxLines: 50 });
+    const live = [0, 1, 2].filter((i) => gate.offer(line(i), i * 50));
+    expect(live).toEqual([0]);
+    expect(gate.takeHeld()).toEqual(line(2));
+    expect(gate.takeHeld()).toBeNull();
+    expect(gate.emitted).toBe(2);
+    // A line that went out live leaves nothing held.
+    const calm = new ProgressGate({ maxEvents: 30, minIntervalMs: 200, maxLines: 50 });
+    expect(calm.offer(line(0), 0)).toBe(true);
+    expect(calm.takeHeld()).toBeNull();
+    // Past the cap of live events, nothing more goes out, the last line included.
+    const capped = new ProgressGate({ maxEvents: 1, minIntervalMs: 200, maxLines: 50 });
+    expect([0, 1].filter((i) => capped.offer(line(i), i))).toEqual([0]);
+    expect(capped.takeHeld()).toBeNull();
+  });
+
   it('should send a slow stream of lines live, every one', () => {
     const gate = new ProgressGate({ maxEvents: 30, minIntervalMs: 200, maxLines: 50 });
     const live = [0, 1, 2, 3, 4].filter((i) => gate.offer(line(i), i * 1_000));
