@@ -638,7 +638,7 @@ describe('hostile listings', () => {
     });
     const err = await discoveryError(client().discover(endpoint(s.url)));
     expect(err.code).toBe('UPSTREAM_HTTP_ERROR');
-    expect(err.data).toEqual({ status: 500, bodyExcerpt: 'boom' });
+    expect(err.data).toEqual({ status: 500, bodyExcerpt: 'boom', wwwAuthenticate: null });
     const del = s.requests.find((r) => r.httpMethod === 'DELETE');
     expect(del?.headers['mcp-session-id']).toBe('sess-1');
   });
