@@ -1,4 +1,5 @@
 import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261201070000TraceContext } from '../../migrations/Migration20261201070000TraceContext.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
 import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
@@ -28,4 +29,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130234000ConsoleReads', class: Migration20261130234000ConsoleReads },
   { name: 'Migration20261201020000KeyOrigins', class: Migration20261201020000KeyOrigins },
   { name: 'Migration20261201040000Usage', class: Migration20261201040000Usage },
+  { name: 'Migration20261201070000TraceContext', class: Migration20261201070000TraceContext },
 ];

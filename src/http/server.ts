@@ -1,4 +1,5 @@
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { parseTraceContext } from '../turns/trace.js';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import {
@@ -485,7 +486,12 @@ export async function startHttpServer(
     };
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest,
-      context: () => Promise.resolve({ ...createContext(services, principal), requestLog: record }),
+      context: () =>
+        Promise.resolve({
+          ...createContext(services, principal),
+          requestLog: record,
+          trace: parseTraceContext(req.headers.traceparent, req.headers.tracestate),
+        }),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;

@@ -6,6 +6,7 @@
  * timeout or a transport failure; a WRITE only when the first request provably never reached the
  * server (connect refused, DNS, TLS), so that no side effect happens twice.
  */
+import type { TraceContext } from './trace.js';
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
 import { connectionSecrets, credentialHeaders, keyRefusal, mcpEndpoint } from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
@@ -26,6 +27,7 @@ async function callOpenApi(
   tool: string,
   args: JsonObject,
   scrubber: Scrubber,
+  trace: TraceContext | null,
 ): Promise<CallResult> {
   const started = performance.now();
   const built = buildRequest(op.binding!, args);
@@ -36,6 +38,7 @@ async function callOpenApi(
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5', ...request.headers };
   if (request.contentType) headers['content-type'] = request.contentType;
   Object.assign(headers, credentialHeaders(services, op.connection, request.url));
+  if (trace) Object.assign(headers, trace);
   const timeoutMs = op.connection.timeoutMs ?? services.config.outbound.timeoutMs;
   const retrySafe = op.risk === 'READ' || op.idempotent;
   const maxChars = services.config.toolResultMaxChars;
@@ -128,6 +131,8 @@ export async function dispatch(
   args: JsonObject,
   /** The server's notifications during the call, with the scrub for this call's secrets. */
   onNotification?: (notification: ServerNotification, scrub: (text: string) => string) => void,
+  /** The runtime's W3C trace context, validated (`trace.ts`): passed on to the tool server. */
+  trace: TraceContext | null = null,
 ): Promise<CallResult> {
   if (op.connection.status === 'NEEDS_SIGN_IN') {
     return failure(
@@ -152,7 +157,7 @@ export async function dispatch(
   const seen: string[] = [];
   const scrubber = async (): Promise<Scrubber> => makeScrubber([...(await stored), ...seen]);
   if (op.connection.kind === ConnectionKind.OPENAPI)
-    return callOpenApi(services, op, tool, args, await scrubber());
+    return callOpenApi(services, op, tool, args, await scrubber(), trace);
   const refused = keyRefused(op, tool, op.connection.endpointUrl ?? '');
   if (refused) return refused;
   const endpoint = mcpEndpoint(services, op.connection);
@@ -185,9 +190,10 @@ export async function dispatch(
     idempotent: op.idempotent,
     inputSchema: op.inputSchema,
     onNotification: notify,
+    ...(trace ? { trace } : {}),
   });
   if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify, trace);
   }
   const stepUp = await stepUpAfterRefusal(services, op, outcome);
   if (stepUp !== null)
@@ -242,6 +248,7 @@ async function retryWithRenewedToken(
   first: CallToolOutcome,
   secrets: string[],
   onNotification?: (n: ServerNotification) => void,
+  trace: TraceContext | null = null,
 ): Promise<CallToolOutcome> {
   const oauth = services.oauth;
   const connectionId = op.connection.id;
@@ -262,6 +269,7 @@ async function retryWithRenewedToken(
     idempotent: op.idempotent,
     inputSchema: op.inputSchema,
     onNotification,
+    ...(trace ? { trace } : {}),
   });
   if (second.kind === 'auth_required') {
     await oauth

@@ -107,6 +107,21 @@ export class TurnCall extends Node {
   @Property({ type: 'datetime', nullable: true })
   finishedAt: Date | null = null;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The W3C traceparent the runtime sent with this call (validated), passed on to the tool server.',
+  })
+  @Property({ type: 'string', length: 256, nullable: true })
+  traceparent: string | null = null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'The W3C tracestate sent with the traceparent, if any.',
+  })
+  @Property({ type: 'string', length: 512, nullable: true })
+  tracestate: string | null = null;
+
   constructor(init: {
     turn: Ref<Turn>;
     workspace: Ref<Workspace>;

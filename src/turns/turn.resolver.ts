@@ -373,6 +373,7 @@ export class TurnResolver {
       idOf(input.turnId, 'Turn', 'turn'),
       input.name,
       input.arguments ?? {},
+      ctx.trace ?? null,
     );
     return {
       ok: result.ok,

@@ -9,6 +9,7 @@
  *   atomic. Every failure is a result for the model.
  * - Discovery is never called from here.
  */
+import type { TraceContext } from './trace.js';
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
@@ -120,8 +121,9 @@ select s.call_seq, ${NOTIFY} from s, e, l`;
 const CALL_FINISH_SQL = `
 with c as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
-                         status, message, attempts, resends, duration_ms, risk, started_at, finished_at)
-  values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, now())
+                         status, message, attempts, resends, duration_ms, risk, started_at, finished_at,
+                         traceparent, tracestate)
+  values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, now(), ?, ?)
   returning id
 ), l as (
   insert into ledger_outcome (id, ledger_entry_id, workspace_id, status, attempts, message, closed_by, created_at)
@@ -304,9 +306,11 @@ export class TurnService {
     turnId: string,
     rawName: string,
     args: JsonObject,
+    /** The runtime request's W3C trace context, validated: sent on and recorded on the TurnCall. */
+    trace: TraceContext | null = null,
   ): Promise<CallToolResult> {
     const seen: { connectionId: string | null } = { connectionId: null };
-    const result = await this.#call(principal, turnId, rawName, args, seen);
+    const result = await this.#call(principal, turnId, rawName, args, seen, trace);
     this.services.metrics.toolCall(seen.connectionId, result.status, result.durationMs);
     return result;
   }
@@ -317,6 +321,7 @@ export class TurnService {
     rawName: string,
     args: JsonObject,
     seen: { connectionId: string | null },
+    trace: TraceContext | null,
   ): Promise<CallToolResult> {
     const turn = await this.#turn(principal, turnId);
     const started = new Date();
@@ -445,7 +450,8 @@ export class TurnService {
     try {
       // The tool gets exactly the model's arguments; only the records are made storable.
       result =
-        early ?? (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub)));
+        early ??
+        (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub), trace));
     } catch (err) {
       // A bug of ours must still not break the conversation.
       this.services.logger.error({ err, turnId, name }, 'tool call failed inside the service');
@@ -495,6 +501,8 @@ export class TurnService {
       durationMs,
       op?.risk ?? null,
       started,
+      trace?.traceparent ?? null,
+      trace?.tracestate ?? null,
       // ledger_outcome (WRITE only)
       uuidv7(),
       intentId,

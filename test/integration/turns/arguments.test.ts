@@ -4,9 +4,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  CallToolDocument,
   ConnectionOperationsDocument,
   CreateConnectionDocument,
   EnableDocument,
@@ -161,5 +163,38 @@ describe('arguments checked before any request', () => {
     const ok = await call(t, w, turn.turnId, 'pets__getPet', { petId: 42 });
     expect(ok).toMatchObject({ ok: true, status: 'SUCCEEDED' });
     expect(apiSeen.at(-1)).toBe('GET /api/pets/42');
+  });
+});
+
+describe('trace context on an MCP call', () => {
+  it("should send the runtime's traceparent and tracestate as headers and in _meta", async () => {
+    const turn = await begin(t, w, 'traced');
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const res = await fetch(t.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${w.runtime}`,
+        traceparent,
+        tracestate: 'congo=t61rcWkgMzE',
+      },
+      body: JSON.stringify({
+        query: print(CallToolDocument),
+        variables: { input: { turnId: turn.turnId, name: 'shop__echo', arguments: { message: 'traced' } } },
+      }),
+    });
+    const json = (await res.json()) as { data: { callTool: { status: string } } };
+    expect(json.data.callTool.status).toBe('SUCCEEDED');
+    const sent = peer.requests.find(
+      (r) =>
+        r.method === 'tools/call' &&
+        (r.params as { arguments?: { message?: string } }).arguments?.message === 'traced',
+    )!;
+    expect(sent.headers.traceparent).toBe(traceparent);
+    expect(sent.headers.tracestate).toBe('congo=t61rcWkgMzE');
+    expect((sent.params as { _meta?: Record<string, unknown> })._meta).toMatchObject({
+      traceparent,
+      tracestate: 'congo=t61rcWkgMzE',
+    });
   });
 });

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CallToolDocument,
   ConnectionOperationsDocument,
   CreateAssistantDocument,
   CreateConnectionDocument,
@@ -17,7 +19,14 @@ const KEY = 'k3y-0123456789-secret';
 let t: TestApp;
 let server: Server;
 let base: string;
-const seen: { method: string; url: string; body: string; apiKey: string | undefined }[] = [];
+const seen: {
+  method: string;
+  url: string;
+  body: string;
+  apiKey: string | undefined;
+  traceparent?: string | undefined;
+  tracestate?: string | undefined;
+}[] = [];
 let w: World;
 
 const description = () => ({
@@ -77,6 +86,8 @@ beforeAll(async () => {
         url: req.url!,
         body: text,
         apiKey: req.headers['x-api-key'] as string | undefined,
+        traceparent: req.headers.traceparent as string | undefined,
+        tracestate: req.headers.tracestate as string | undefined,
       });
       if (req.headers['x-api-key'] !== KEY) {
         res.writeHead(401, { 'content-type': 'application/json' });
@@ -140,6 +151,45 @@ afterAll(async () => {
 });
 
 describe('OpenAPI calls in a turn', () => {
+  it("should pass the runtime's valid trace context on to the API, record it on the call, and drop an invalid one", async () => {
+    const turn = await begin(t, w, 'traced');
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const callWith = async (headers: Record<string, string>, petId: string) => {
+      const res = await fetch(t.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${w.runtime}`, ...headers },
+        body: JSON.stringify({
+          query: print(CallToolDocument),
+          variables: { input: { turnId: turn.turnId, name: 'pets__getPet', arguments: { petId } } },
+        }),
+      });
+      const json = (await res.json()) as { data: { callTool: { status: string } } };
+      expect(json.data.callTool.status).toBe('SUCCEEDED');
+      return seen.find((r) => r.url.startsWith(`/api/pets/${petId}`))!;
+    };
+    expect(await callWith({ traceparent, tracestate: 'rojo=00f067aa0ba902b7' }, 'traced-1')).toMatchObject({
+      traceparent,
+      tracestate: 'rojo=00f067aa0ba902b7',
+    });
+    const invalid = await callWith(
+      { traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01' },
+      'traced-2',
+    );
+    expect(invalid.traceparent).toBeUndefined();
+    const calls = await t.ok<
+      { turn: { calls: { nodes: { traceparent: string | null; tracestate: string | null }[] } } },
+      unknown
+    >(
+      'query($id: ID!) { turn(id: $id) { calls(first: 10) { nodes { traceparent tracestate } } } }',
+      { id: turn.turnId },
+      w.admin,
+    );
+    expect(calls.turn.calls.nodes).toEqual([
+      { traceparent, tracestate: 'rojo=00f067aa0ba902b7' },
+      { traceparent: null, tracestate: null },
+    ]);
+  });
+
   it('should encode path values, send fields under their wire names, and carry the credential', async () => {
     const turn = await begin(t, w);
     expect(turn.tools.map((x) => x.name)).toEqual([
