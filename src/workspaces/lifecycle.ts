@@ -79,18 +79,7 @@ export async function renameWorkspace(
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
     if (!workspace) throw notFound('workspace');
-    const before = workspace.name;
-    if (before === name) return workspace;
-    workspace.name = name;
-    audit(tx, principal, {
-      workspaceId: id,
-      action: 'RENAME_WORKSPACE',
-      targetType: 'Workspace',
-      targetId: workspace.nodeId,
-      before: { name: before },
-      after: { name },
-    });
-    await tx.flush();
+    await renameLocked(tx, principal, workspace, name, id, 'Workspace');
     return workspace;
   });
 }
@@ -108,20 +97,32 @@ export async function renameAssistant(
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
     if (!assistant) throw notFound('assistant');
-    const before = assistant.name;
-    if (before === name) return assistant;
-    assistant.name = name;
-    audit(tx, principal, {
-      workspaceId: assistant.workspace.id,
-      action: 'RENAME_ASSISTANT',
-      targetType: 'Assistant',
-      targetId: assistant.nodeId,
-      before: { name: before },
-      after: { name },
-    });
-    await tx.flush();
+    await renameLocked(tx, principal, assistant, name, assistant.workspace.id, 'Assistant');
     return assistant;
   });
+}
+
+/** Renames a row the caller holds locked; an audit row only for a change that happened. */
+async function renameLocked(
+  tx: EntityManager,
+  principal: Principal,
+  target: { name: string; nodeId: string },
+  name: string,
+  workspaceId: string,
+  targetType: 'Workspace' | 'Assistant',
+): Promise<void> {
+  const before = target.name;
+  if (before === name) return;
+  target.name = name;
+  audit(tx, principal, {
+    workspaceId,
+    action: targetType === 'Workspace' ? 'RENAME_WORKSPACE' : 'RENAME_ASSISTANT',
+    targetType,
+    targetId: target.nodeId,
+    before: { name: before },
+    after: { name },
+  });
+  await tx.flush();
 }
 
 /**
