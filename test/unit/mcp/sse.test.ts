@@ -44,6 +44,19 @@ describe('SseParser', () => {
     expect(parseAll(['data: x\r', '\n\r', '\n']).map((e) => e.data)).toEqual(['x']);
   });
 
+  // Read as two line endings, the split CRLF would be a blank line ending the event after `x`.
+  it.each([
+    ['the next line in the same chunk', ['data: x\r', '\ndata: y\r\n\r\n']],
+    ['the LF alone in its chunk', ['data: x\r', '\n', 'data: y\r\n\r\n']],
+    ['an empty chunk between CR and LF', ['data: x\r', '', '\ndata: y\n\n']],
+  ])('should keep one event when a CRLF is split across chunks, with %s', (_name, chunks) => {
+    expect(parseAll(chunks).map((e) => e.data)).toEqual(['x\ny']);
+  });
+
+  it('should not swallow a line that follows a lone CR at a chunk end', () => {
+    expect(parseAll(['data: x\r', 'data: y\r\r']).map((e) => e.data)).toEqual(['x\ny']);
+  });
+
   it('should reassemble a line split across many chunks, byte by byte', () => {
     const text = 'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n';
     const chunks = [...Buffer.from(text)].map((b) => Buffer.from([b]));
