@@ -6,8 +6,10 @@
 import { Role } from '../src/auth/api-token.entity.js';
 import { Connection, ConnectionKind } from '../src/connections/connection.entity.js';
 import { toGlobalId } from '../src/graphql/node.js';
-import { Operation, RiskLevel } from '../src/operations/operation.entity.js';
-import { ReviewCode, ReviewReason } from '../src/operations/review-reason.entity.js';
+import { Operation } from '../src/operations/operation.entity.js';
+import { RiskLevel } from '../src/operations/types.js';
+import { ReviewCodes } from '../src/operations/review-codes.js';
+import { ReviewReason } from '../src/operations/review-reason.entity.js';
 import { Workspace } from '../src/workspaces/workspace.entity.js';
 import { benchDatabase, fmt, load, percentile, startBenchApp, type BenchApp } from './support.js';
 
@@ -47,7 +49,7 @@ async function seed(app: BenchApp, connections: number): Promise<string> {
         em.persist(
           new ReviewReason(
             em.getReference(Operation, op.id, { wrapped: true }),
-            ReviewCode.ARGUMENTS_ADDED,
+            ReviewCodes.ARGUMENTS_ADDED,
             'q',
             null,
           ),

@@ -7,7 +7,8 @@
 import { Role } from '../src/auth/api-token.entity.js';
 import { Connection, ConnectionKind } from '../src/connections/connection.entity.js';
 import { toGlobalId } from '../src/graphql/node.js';
-import { Operation, RiskLevel } from '../src/operations/operation.entity.js';
+import { Operation } from '../src/operations/operation.entity.js';
+import { RiskLevel } from '../src/operations/types.js';
 import { Assistant } from '../src/assistants/assistant.entity.js';
 import { UsageRollup } from '../src/usage/rollup.js';
 import { Workspace } from '../src/workspaces/workspace.entity.js';

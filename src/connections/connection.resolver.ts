@@ -21,7 +21,8 @@ import type { ChildFilter } from '../graphql/loaders.js';
 import { idOf } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
-import { Operation, RiskLevel } from '../operations/operation.entity.js';
+import { Operation } from '../operations/operation.entity.js';
+import { type Risk, RiskLevel } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { announceToolChange } from '../turns/cache-signal.js';
 import { DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
@@ -42,7 +43,7 @@ export class OperationFilterArgs extends PageArgsType {
   enabled?: boolean | null;
 
   @Field(() => RiskLevel, { nullable: true })
-  risk?: RiskLevel | null;
+  risk?: Risk | null;
 
   @Field(() => Boolean, {
     nullable: true,

@@ -25,7 +25,7 @@ import { checkUrl } from '../http/url-policy.js';
 import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
 import { Operation } from '../operations/operation.entity.js';
-import { type ReviewCode, ReviewReason } from '../operations/review-reason.entity.js';
+import { ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
 import {
@@ -539,7 +539,7 @@ export class DiscoveryService {
           tx.persist(
             new ReviewReason(
               tx.getReference(Operation, update.id, { wrapped: true }),
-              reason.code as ReviewCode,
+              reason.code,
               reason.detail,
               runRef,
             ),
@@ -568,7 +568,7 @@ export class DiscoveryService {
           tx.persist(
             new ReviewReason(
               tx.getReference(Operation, added[i]!.id, { wrapped: true }),
-              reason.code as ReviewCode,
+              reason.code,
               reason.detail,
               runRef,
             ),

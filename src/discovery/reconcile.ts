@@ -13,21 +13,12 @@
  *   annotations, binding and idempotency follow the source; the risk follows the source unless an
  *   admin set it. Then the review triggers are checked, and any trigger turns the operation off.
  */
-import { HOLD_CODES } from '../connections/key-origins.js';
 import { AppError } from '../errors.js';
 import { assignKey, operationKey } from '../operations/keys.js';
+import { isHoldCode, type ReviewCode } from '../operations/review-codes.js';
 import { isRiskRaise } from '../operations/risk.js';
 import { type JsonObject, type OpenApiBinding, type Risk } from '../operations/types.js';
 
-/** Why a refresh turned an operation off, in the order the triggers are checked. */
-export const REVIEW_CODES = [
-  'RISK_RAISED',
-  'ARGUMENTS_ADDED',
-  'ARGUMENTS_UNDESCRIBED',
-  'ENDPOINT_CHANGED',
-  ...HOLD_CODES,
-] as const;
-export type ReviewCode = (typeof REVIEW_CODES)[number];
 
 /** A review reason as the reconciler sees it: open reasons in, new reasons out. */
 export interface ReviewReasonDraft {
@@ -268,7 +259,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
 export const NO_PROPERTIES_DETAIL = 'input schema no longer lists properties';
 
 /**
- * The review triggers of one refresh, in {@link REVIEW_CODES} order, one reason per trigger. Only
+ * The review triggers of one refresh, in `REVIEW_CODES` order, one reason per trigger. Only
  * top-level property names count as arguments: nested changes, `required` and `additionalProperties`
  * are refreshed without a review.
  */
@@ -309,10 +300,6 @@ export function reviewTriggers(before: OperationFields, after: OperationFields):
   }
 
   return reasons;
-}
-
-function isHoldCode(code: ReviewCode): boolean {
-  return (HOLD_CODES as readonly string[]).includes(code);
 }
 
 /** Top-level property names, or `null` when the schema lists no `properties` object (free-form). */

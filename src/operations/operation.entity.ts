@@ -15,12 +15,8 @@ import { Connection } from '../connections/connection.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
-import type { JsonObject, OpenApiBinding } from './types.js';
+import { type JsonObject, type OpenApiBinding, type Risk, RiskLevel } from './types.js';
 
-export enum RiskLevel {
-  READ = 'READ',
-  WRITE = 'WRITE',
-}
 registerEnumType(RiskLevel, {
   name: 'Risk',
   description: 'READ has no side effect; WRITE calls leave a ledger row.',
@@ -68,7 +64,7 @@ export class Operation extends Node {
 
   @Field(() => RiskLevel)
   @Enum({ items: () => RiskLevel })
-  risk: RiskLevel;
+  risk: Risk;
 
   @Field(() => Boolean, { description: 'The risk was set by an admin and survives refreshes.' })
   @Property({ type: 'boolean' })
@@ -77,7 +73,7 @@ export class Operation extends Node {
   /** The source's own risk, kept so that clearRisk can hand the risk back. */
   @Field(() => RiskLevel)
   @Enum({ items: () => RiskLevel })
-  sourceRisk: RiskLevel;
+  sourceRisk: Risk;
 
   @Field(() => Boolean, { description: "The operator's switch." })
   @Property({ type: 'boolean' })
@@ -125,7 +121,7 @@ export class Operation extends Node {
     key: string;
     name: string;
     inputSchema: JsonObject;
-    risk: RiskLevel;
+    risk: Risk;
     enabled: boolean;
   }) {
     super();

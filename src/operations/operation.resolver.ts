@@ -22,7 +22,8 @@ import { visible } from '../graphql/visible.js';
 import type { ChildFilter } from '../graphql/loaders.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
-import { Operation, RiskLevel } from './operation.entity.js';
+import { Operation } from './operation.entity.js';
+import { type Risk, RiskLevel } from './types.js';
 import { disableOperation, enableOperation, setOperationRisk } from './operation.service.js';
 import { ReviewReason } from './review-reason.entity.js';
 
@@ -54,7 +55,7 @@ export class SetRiskInput {
   operationId!: string;
 
   @Field(() => RiskLevel)
-  risk!: RiskLevel;
+  risk!: Risk;
 }
 
 @InputType()

@@ -3,7 +3,8 @@ import { audit } from '../audit/audit.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
 import { forbidden } from '../graphql/errors.js';
-import { Operation, type RiskLevel } from './operation.entity.js';
+import { Operation } from './operation.entity.js';
+import type { Risk } from './types.js';
 import { ReviewReason } from './review-reason.entity.js';
 
 function snapshot(op: Operation) {
@@ -117,7 +118,7 @@ export async function setOperationRisk(
   em: EntityManager,
   principal: Principal,
   operationId: string,
-  risk: RiskLevel | null,
+  risk: Risk | null,
 ): Promise<Operation> {
   return em.transactional(async (tx) => {
     const op = await lockOperation(tx, operationId);

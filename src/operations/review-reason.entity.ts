@@ -4,18 +4,9 @@ import { uuidv7 } from '../db/ids.js';
 import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Operation } from './operation.entity.js';
+import { type ReviewCode, ReviewCodes } from './review-codes.js';
 
-export enum ReviewCode {
-  RISK_RAISED = 'RISK_RAISED',
-  ARGUMENTS_ADDED = 'ARGUMENTS_ADDED',
-  ARGUMENTS_UNDESCRIBED = 'ARGUMENTS_UNDESCRIBED',
-  ENDPOINT_CHANGED = 'ENDPOINT_CHANGED',
-  /** Calls would go to an origin the connection's key was not given for (`connections/key-origins.ts`). */
-  KEY_ORIGIN_NOT_GIVEN = 'KEY_ORIGIN_NOT_GIVEN',
-  /** The description offers no base address that can be called; an admin sets `baseUrl`. */
-  BASE_ADDRESS_UNCALLABLE = 'BASE_ADDRESS_UNCALLABLE',
-}
-registerEnumType(ReviewCode, {
+registerEnumType(ReviewCodes, {
   name: 'ReviewCode',
   description:
     'Why a refresh turned an operation off, or held a new one. KEY_ORIGIN_NOT_GIVEN and BASE_ADDRESS_UNCALLABLE are holds: the next discovery after the key is given again (or baseUrl is set) resolves them.',
@@ -31,8 +22,8 @@ export class ReviewReason extends Node {
   @ManyToOne(() => Operation, { ref: true, deleteRule: 'cascade' })
   operation: Ref<Operation>;
 
-  @Field(() => ReviewCode)
-  @Enum({ items: () => ReviewCode })
+  @Field(() => ReviewCodes)
+  @Enum({ items: () => ReviewCodes })
   code: ReviewCode;
 
   @Field(() => String, { description: 'Which arguments, or old → new.' })

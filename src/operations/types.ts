@@ -3,7 +3,13 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 /** `READ` operations have no side effect; everything else is `WRITE` and leaves a ledger row. */
-export type Risk = 'READ' | 'WRITE';
+export const RISKS = ['READ', 'WRITE'] as const;
+export type Risk = (typeof RISKS)[number];
+/**
+ * {@link Risk} as an enum-like object, for the decorators that need one (type-graphql's `Risk` enum,
+ * MikroORM's enum column). The same values, so no cast is needed between the two.
+ */
+export const RiskLevel: { readonly [K in Risk]: K } = { READ: 'READ', WRITE: 'WRITE' };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

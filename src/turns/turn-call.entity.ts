@@ -3,8 +3,8 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
-import { Operation, RiskLevel } from '../operations/operation.entity.js';
-import type { JsonObject } from '../operations/types.js';
+import { Operation } from '../operations/operation.entity.js';
+import { type JsonObject, type Risk, RiskLevel } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Turn } from './turn.entity.js';
 
@@ -97,7 +97,7 @@ export class TurnCall extends Node {
 
   @Field(() => RiskLevel, { nullable: true })
   @Enum({ items: () => RiskLevel, nullable: true })
-  risk: RiskLevel | null;
+  risk: Risk | null;
 
   @Field(() => Date)
   @Property({ type: 'datetime' })
@@ -130,7 +130,7 @@ export class TurnCall extends Node {
     arguments: JsonObject;
     operation: Ref<Operation> | null;
     operationKey: string | null;
-    risk: RiskLevel | null;
+    risk: Risk | null;
   }) {
     super();
     this.turn = init.turn;

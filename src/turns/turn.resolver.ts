@@ -31,7 +31,7 @@ import { badInput, forbidden, unauthenticated } from '../graphql/errors.js';
 import { idOf, toGlobalId } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
-import { RiskLevel } from '../operations/operation.entity.js';
+import { type Risk, RiskLevel } from '../operations/types.js';
 import type { JsonObject } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { ConnectionConnection } from '../workspaces/workspace.resolver.js';
@@ -196,7 +196,7 @@ export class TurnEventCall {
   operationKey!: string | null;
 
   @Field(() => RiskLevel, { nullable: true })
-  risk!: RiskLevel | null;
+  risk!: Risk | null;
 
   @Field(() => CallStatus, { nullable: true })
   status!: CallStatus | null;
@@ -275,7 +275,7 @@ function toEvent(e: TurnEventRecord): TurnEventType_ {
           seq: Number(p.seq),
           name: typeof p.name === 'string' ? p.name : '',
           operationKey: (p.operationKey as string | null) ?? null,
-          risk: (p.risk as RiskLevel | null) ?? null,
+          risk: (p.risk as Risk | null) ?? null,
           status:
             (p.status as CallStatus | undefined) ??
             (e.type === TurnEventType.CALL_FINISHED ? null : CallStatus.RUNNING),

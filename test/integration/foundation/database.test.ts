@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Operation, RiskLevel } from '../../../src/operations/operation.entity.js';
+import { Operation } from '../../../src/operations/operation.entity.js';
+import { RiskLevel } from '../../../src/operations/types.js';
 import { Connection, ConnectionKind } from '../../../src/connections/connection.entity.js';
 import { Workspace } from '../../../src/workspaces/workspace.entity.js';
 import { WorkspaceConnectionsDocument } from '../../generated/graphql.js';
