@@ -16,6 +16,11 @@ export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read fr
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
 export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end
+/**
+ * How often open WebSockets have their token checked again: a backstop for expiry and for a
+ * revocation NOTIFY that never arrived. A revocation normally closes the sockets at once.
+ */
+export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 /** Longer than any call can take (4 sends of up to 120 s) plus the ~30 s of background record retries. */
 export const DEFAULT_LEDGER_SWEEP_AFTER_MS = 10 * 60_000;
 export const DEFAULT_LEDGER_SWEEP_EVERY_MS = 60_000;
@@ -101,6 +106,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** A discovery run still going after this long fails with DISCOVERY_DEADLINE_EXCEEDED. */
   discoveryDeadlineMs: number;
+  /** Every open WebSocket's token is checked again this often (expiry, a missed revocation). */
+  tokenRecheckMs: number;
   /** OpenAPI descriptions are parsed and converted off the event loop, on this many workers, within this time. */
   descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
@@ -309,6 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/+$/, ''),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     discoveryDeadlineMs: int(env, 'DISCOVERY_DEADLINE_MS', DEFAULT_DISCOVERY_DEADLINE_MS, 1_000, 3_600_000),
+    tokenRecheckMs: int(env, 'TOKEN_RECHECK_MS', DEFAULT_TOKEN_RECHECK_MS, 10, 3_600_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
     graphiql: bool(env, 'GRAPHIQL', nodeEnv !== 'production'),
     descriptions: {

@@ -46,11 +46,6 @@ import {
 } from './request-log.js';
 
 const GRAPHQL_PATH = '/graphql';
-/**
- * How often open WebSockets have their token checked again: a backstop for expiry and for a
- * revocation NOTIFY that never arrived. A revocation normally closes the sockets at once.
- */
-export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
@@ -378,7 +373,7 @@ export async function startHttpServer(
         () => undefined,
       );
     }
-  }, DEFAULT_TOKEN_RECHECK_MS);
+  }, services.config.tokenRecheckMs);
   revocationSweep.unref();
 
   const routes = options.routes ?? {};

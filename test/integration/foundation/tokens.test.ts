@@ -14,6 +14,7 @@ import {
   ViewerDocument,
 } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
+import { rawId } from '../../support/ids.js';
 
 let A: TestApp;
 let B: TestApp;
@@ -202,6 +203,29 @@ describe('tokens in the API', () => {
       await again.client.dispose();
     } finally {
       await client.dispose();
+    }
+  });
+
+  it('should close an open socket once its token expires, by the periodic re-check alone', async () => {
+    // Expiry sends no NOTIFY: only the periodic re-check (here every 20 ms) can close the socket.
+    const C = await startTestApp({ env: { TOKEN_RECHECK_MS: '20' } });
+    try {
+      const later = new Date(Date.now() + 3_600_000).toISOString();
+      const made = await create({ role: Role.OPERATOR, label: 'expiring socket', expiresAt: later });
+      const { client, closed } = openSocket(C, made.secret!);
+      await new Promise<void>((resolve) => client.on('connected', () => resolve()));
+      // The token expires: its row says so, and C's lookup cache has lapsed (as 10 s would make it).
+      await C.app.services.orm.em
+        .fork()
+        .getConnection()
+        .execute(`update api_token set expires_at = now() - interval '1 second' where id = ?`, [
+          rawId(made.apiToken!.id),
+        ]);
+      C.app.services.auth.clearCache();
+      expect(await closed).toEqual({ code: 4403, reason: 'Forbidden: the API token is no longer valid' });
+      await client.dispose();
+    } finally {
+      await C.stop();
     }
   });
 
