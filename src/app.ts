@@ -6,7 +6,7 @@ import { resolveSecretKey } from './connections/secret-key.js';
 import { SecretBox } from './connections/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres, type SuperviseOptions } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
-import { currentUser, migrate, openOrm } from './db/orm.js';
+import { currentUser, migrate, openOrm, requireDatabase } from './db/orm.js';
 import { grantServiceRole, ROLE_PROBLEMS_SQL, roleWarning, type RoleProblems } from './db/roles.js';
 import { DiscoveryService } from './discovery/discover.js';
 import { closeInterruptedRuns } from './discovery/recovery.js';
@@ -69,6 +69,12 @@ export async function openDatabase(
     ownerUrl = embedded.url;
   }
   try {
+    // A mistyped database name is refused with what to do, before anything could create it.
+    if (embedded === null) await requireDatabase(url, 'DATABASE_URL');
+    if (config.migrationDatabaseUrl !== null)
+      await requireDatabase(config.migrationDatabaseUrl, 'MIGRATION_DATABASE_URL');
+    if (config.listenDatabaseUrl !== null)
+      await requireDatabase(config.listenDatabaseUrl, 'LISTEN_DATABASE_URL');
     if (ownerUrl !== null) await migrateAsOwner(ownerUrl, url, logger);
     const orm = await openOrm({ databaseUrl: url, onQuery });
     if (ownerUrl === null) {
@@ -89,7 +95,7 @@ export async function openDatabase(
 async function migrateAsOwner(ownerUrl: string, serviceUrl: string, logger: Logger): Promise<void> {
   const owner = await openOrm({ databaseUrl: ownerUrl, poolMax: 1 });
   try {
-    const applied = await migrate(owner);
+    const applied = await migrate(owner, 'MIGRATION_DATABASE_URL');
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   } finally {
     await owner.close();

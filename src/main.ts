@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { MissingDatabaseError } from './db/orm.js';
 import { ListenError } from './http/server.js';
 import { createLogger } from './logger.js';
 import { databaseStartFailure } from './start-errors.js';
@@ -50,7 +51,10 @@ try {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 } catch (err) {
   // The failures a newcomer meets get one line that names the setting; anything else its stack.
-  const line = err instanceof ListenError ? err.message : databaseStartFailure(err, config.databaseUrl);
+  const line =
+    err instanceof ListenError || err instanceof MissingDatabaseError
+      ? err.message
+      : databaseStartFailure(err, config.databaseUrl);
   if (line !== null) {
     process.stderr.write(`could not start: ${line}\n`);
   } else {

@@ -17,7 +17,6 @@ const NETWORK_REASONS: Record<string, string> = {
 const SQLSTATE_REASONS: Record<string, string> = {
   '28P01': 'the password was refused',
   '28000': 'the user is not allowed to connect',
-  '3D000': 'the database does not exist (create it first)',
   '57P03': 'the server is starting up or shutting down; try again shortly',
   '53300': 'the server has too many connections',
 };
@@ -28,6 +27,28 @@ function codesOf(err: unknown, depth = 0): string[] {
   const own = typeof e.code === 'string' ? [e.code] : [];
   const nested = Array.isArray(e.errors) ? e.errors.flatMap((x) => codesOf(x, depth + 1)) : [];
   return [...own, ...nested, ...codesOf(e.cause, depth + 1)];
+}
+
+/** The database name and `host:port` of a postgres URL (never its user or password), or null. */
+function databaseParts(databaseUrl: string): { database: string; server: string } | null {
+  try {
+    const u = new URL(databaseUrl);
+    return { database: decodeURIComponent(u.pathname.slice(1)), server: `${u.hostname}:${u.port || '5432'}` };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The line for a database name that the server does not have (a typo such as `/tset`): the
+ * service never creates a database by itself, so it says how to create it or what to fix.
+ */
+export function missingDatabaseLine(databaseUrl: string, setting = 'DATABASE_URL'): string {
+  const parts = databaseParts(databaseUrl);
+  if (parts === null) return `the database named in ${setting} does not exist; create it or fix ${setting}`;
+  const { database, server } = parts;
+  const arg = /^[A-Za-z0-9_]+$/.test(database) ? database : `'${database.replaceAll("'", `'\\''`)}'`;
+  return `database "${database}" does not exist on ${server}; create it (createdb ${arg}) or fix ${setting}`;
 }
 
 /** `host:port/database` of a postgres URL, never its user or password. */
@@ -47,6 +68,7 @@ export function databaseTarget(databaseUrl: string): string {
 export function databaseStartFailure(err: unknown, databaseUrl: string | null): string | null {
   if (databaseUrl === null) return null;
   const codes = codesOf(err);
+  if (codes.includes('3D000')) return missingDatabaseLine(databaseUrl);
   const reason =
     codes.map((c) => NETWORK_REASONS[c]).find((r) => r !== undefined) ??
     codes.map((c) => SQLSTATE_REASONS[c]).find((r) => r !== undefined);

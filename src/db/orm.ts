@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { missingDatabaseLine } from '../start-errors.js';
 import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -48,8 +49,45 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   return orm;
 }
 
-/** Applies pending migrations; returns the names applied. */
-export async function migrate(orm: MikroORM): Promise<string[]> {
+/**
+ * The database a URL names is not on its server. The service never creates one: MikroORM's
+ * Migrator would (it creates a missing database before migrating, whatever `ensureDatabase` says),
+ * so a typo in DATABASE_URL would silently start on a fresh, empty database.
+ */
+export class MissingDatabaseError extends Error {
+  readonly code = '3D000';
+  constructor(databaseUrl: string, setting: string) {
+    super(missingDatabaseLine(databaseUrl, setting));
+    this.name = 'MissingDatabaseError';
+  }
+}
+
+function isMissingDatabase(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '3D000';
+}
+
+/** Connects once to `databaseUrl`; a missing database throws MissingDatabaseError naming `setting`. */
+export async function requireDatabase(databaseUrl: string, setting: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw isMissingDatabase(err) ? new MissingDatabaseError(databaseUrl, setting) : err;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Applies pending migrations; returns the names applied. Refuses a database that does not exist. */
+export async function migrate(orm: MikroORM, setting = 'DATABASE_URL'): Promise<string[]> {
+  await orm.em
+    .getConnection()
+    .execute('select 1')
+    .catch((err: unknown) => {
+      throw isMissingDatabase(err)
+        ? new MissingDatabaseError(orm.config.get('clientUrl') ?? '', setting)
+        : err;
+    });
   const applied = await orm.getMigrator().up();
   return applied.map((m) => m.name);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestIdOf, routeOf } from '../../../src/http/request-log.js';
-import { databaseStartFailure, databaseTarget } from '../../../src/start-errors.js';
+import { databaseStartFailure, databaseTarget, missingDatabaseLine } from '../../../src/start-errors.js';
 
 const URL_WITH_PASSWORD = 'postgres://app:hunter2-secret@db.internal:6543/tools';
 
@@ -10,13 +10,24 @@ describe('databaseStartFailure', () => {
     [new AggregateError([{ code: 'ECONNREFUSED' }, { code: 'ECONNREFUSED' }]), /connection refused/],
     [new Error('wrapped', { cause: { code: 'ENOTFOUND' } }), /no such host/],
     [{ code: '28P01' }, /password was refused/],
-    [{ code: '3D000' }, /database does not exist/],
   ])('should name DATABASE_URL and the reason, never the password (%#)', (err, reason) => {
     const line = databaseStartFailure(err, URL_WITH_PASSWORD);
     expect(line).toMatch(reason);
     expect(line).toContain('DATABASE_URL (db.internal:6543/tools)');
     expect(line).not.toContain('hunter2');
     expect(line).not.toContain('app:');
+  });
+
+  it('should name a missing database, its server and how to create it, never the password', () => {
+    expect(databaseStartFailure({ code: '3D000' }, URL_WITH_PASSWORD)).toBe(
+      'database "tools" does not exist on db.internal:6543; create it (createdb tools) or fix DATABASE_URL',
+    );
+  });
+
+  it('should quote a database name the shell would split, and name the setting given', () => {
+    expect(missingDatabaseLine("postgres://h/it's%20mine", 'MIGRATION_DATABASE_URL')).toBe(
+      `database "it's mine" does not exist on h:5432; create it (createdb 'it'\\''s mine') or fix MIGRATION_DATABASE_URL`,
+    );
   });
 
   it('should leave other errors and the embedded database alone', () => {
