@@ -5,6 +5,7 @@
 import { checkUrl, type UrlPolicy } from '../http/url-policy.js';
 import { CredentialKind } from './connection.entity.js';
 import { TRANSPORT_HEADER_NAMES } from './headers.js';
+import { MAX_CALL_TIMEOUT_MS, MIN_CALL_TIMEOUT_MS } from '../limits.js';
 
 export interface FieldProblem {
   field: string[];
@@ -15,8 +16,8 @@ export interface FieldProblem {
 /** 5 MiB: the tool contract's "up to 5 MB", measured in UTF-8 bytes. */
 export const MAX_DESCRIPTION_BYTES = 5 * 1024 * 1024;
 export const MAX_KEY_LENGTH = 8192;
-export const MIN_TIMEOUT_MS = 100;
-export const MAX_TIMEOUT_MS = 60_000;
+export const MIN_TIMEOUT_MS = MIN_CALL_TIMEOUT_MS;
+export const MAX_TIMEOUT_MS = MAX_CALL_TIMEOUT_MS;
 
 const HEADER_NAME = /^[A-Za-z0-9-]{1,128}$/;
 const SLUG = /^[a-z0-9](?:[a-z0-9_]{0,62}[a-z0-9])?$/;

@@ -50,6 +50,7 @@ import {
 import { DISCOVERY_INTERRUPTED } from './recovery.js';
 import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
+import { MAX_OPERATIONS_PER_CONNECTION } from '../limits.js';
 
 /** The error code of a run overtaken by a newer one of the same connection. */
 export const SUPERSEDED = 'SUPERSEDED';
@@ -126,7 +127,9 @@ async function readMcp(services: Services, connection: Connection, seen: string[
   const result = await services.mcp.discover(endpoint);
   const diagnostics: string[] = [];
   if (result.stopReason === 'TOOL_LIMIT')
-    diagnostics.push('the tool list stopped at the limit of 300 tools; later tools were not read');
+    diagnostics.push(
+      `the tool list stopped at the limit of ${MAX_OPERATIONS_PER_CONNECTION} tools; later tools were not read`,
+    );
   if (result.stopReason === 'PAGE_LIMIT')
     diagnostics.push(`the tool list stopped after ${result.pages} pages (the limit)`);
   if (result.stopReason === 'REPEATED_CURSOR')
@@ -159,8 +162,7 @@ async function readMcp(services: Services, connection: Connection, seen: string[
             {
               name: `#${result.tools.length + result.skipped.length} and later`,
               reason: 'TOOL_LIMIT',
-              detail:
-                'the connection already has 300 tools; the server listed more on pages that were not read',
+              detail: `the connection already has ${MAX_OPERATIONS_PER_CONNECTION} tools; the server listed more on pages that were not read`,
             },
           ]
         : []),

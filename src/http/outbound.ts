@@ -23,9 +23,10 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
+import { CALL_TIMEOUT_MS } from '../limits.js';
 
 /** Per-request deadline, covering connect, response headers and the whole body. */
-export const DEFAULT_TIMEOUT_MS = 10_000; // 10 seconds
+export const DEFAULT_TIMEOUT_MS = CALL_TIMEOUT_MS;
 /** Response bodies are cut here. */
 export const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB
 /** Redirect hops followed per request; one more is `REDIRECT_REFUSED`. */

@@ -69,6 +69,7 @@ import {
   type McpToolDefinition,
   type SkippedTool,
 } from './tool-mapping.js';
+import { CALL_TIMEOUT_MS } from '../limits.js';
 
 /** The revision we ask for in `initialize` (the contract's); see `versions.ts` for the others. */
 export const MCP_PROTOCOL_VERSION = REQUESTED_LEGACY_VERSION;
@@ -76,7 +77,7 @@ export const MCP_PROTOCOL_VERSION = REQUESTED_LEGACY_VERSION;
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_VERSIONS;
 
 /** Per-attempt deadline of every request, unless the endpoint or the call says otherwise. */
-export const DEFAULT_MCP_TIMEOUT_MS = 10_000; // 10 seconds
+export const DEFAULT_MCP_TIMEOUT_MS = CALL_TIMEOUT_MS;
 /** `tools/list` pages followed per listing. */
 export const DEFAULT_MAX_PAGES = 100;
 /** Events read from one answer stream before giving up on it. */

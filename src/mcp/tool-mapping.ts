@@ -17,11 +17,12 @@
 import { paramHeadersOf } from './param-headers.js';
 import { riskFromAnnotations } from '../operations/risk.js';
 import type { JsonObject, Risk } from '../operations/types.js';
+import { MAX_OPERATIONS_PER_CONNECTION } from '../limits.js';
 
 export const MAX_TOOL_NAME_LENGTH = 128; // characters
 export const MAX_TOOL_DEFINITION_BYTES = 64 * 1024; // 64 KiB of serialized JSON
 /** At most this many tools per connection; DESIGN.md rule 3. */
-export const DEFAULT_MAX_TOOLS = 300;
+export const DEFAULT_MAX_TOOLS = MAX_OPERATIONS_PER_CONNECTION;
 /** Skipped names are reported cut to this length, so a hostile name cannot bloat a report. */
 const REPORTED_NAME_LENGTH = 200;
 

@@ -17,9 +17,10 @@ import type {
   OpenApiBinding,
   Risk,
 } from '../operations/types.js';
+import { MAX_OPERATIONS_PER_CONNECTION } from '../limits.js';
 
 /** At most this many operations per description; the rest are skipped as `LIMIT`. */
-export const DEFAULT_MAX_OPERATIONS = 300;
+export const DEFAULT_MAX_OPERATIONS = MAX_OPERATIONS_PER_CONNECTION;
 /** Objects keep at most this many properties: required ones first, then document order. */
 export const DEFAULT_MAX_PROPERTIES = 64;
 /** Levels of objects and arrays that may list children, the input schema itself being level 1. */
