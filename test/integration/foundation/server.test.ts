@@ -32,6 +32,7 @@ function wsClient(token: string | null): Client {
 async function overWs(
   token: string | null,
   query: string,
+  variables?: Record<string, unknown>,
 ): Promise<{
   data?: unknown;
   errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
@@ -41,7 +42,7 @@ async function overWs(
     return await new Promise((resolve, reject) => {
       let result: { data?: unknown; errors?: readonly { message: string }[] } = {};
       client.subscribe(
-        { query },
+        { query, variables },
         {
           next: (value) => {
             result = value;
@@ -79,6 +80,29 @@ describe('query limits', () => {
     const result = await overWs(admin, query);
     expect(result.data ?? null).toBeNull();
     expect(result.errors?.[0]?.message).toMatch(message);
+  });
+
+  /**
+   * `workspaces(first: N) { nodes { connections(first: 100) { nodes { operations(first: 100) { nodes
+   * { id key } } } } } }` costs 1 + N × 30,202: within the 250,000 limit for N ≤ 8, over it from 9.
+   */
+  const paged = (first: string, declare = '') =>
+    `query Paged${declare} { workspaces(first: ${first}) { nodes { connections(first: 100) { nodes { operations(first: 100) { nodes { id key } } } } } } }`;
+
+  it('should cost a variable `first` at the largest page, whatever value it is given', async () => {
+    // The literal decides at validation: 8 fits, 9 does not.
+    expect((await t.gql(paged('8'), {}, admin)).errors).toBeUndefined();
+    expect((await t.gql(paged('9'), {}, admin)).errors?.[0]?.message).toMatch(/cost limit/);
+    // A variable's value is not known at validation: 1 or none, it counts as 100.
+    for (const variables of [{ first: 1 }, {}]) {
+      const result = await t.gql(paged('$first', '($first: Int)'), variables, admin);
+      expect(result.data ?? null).toBeNull();
+      expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(result.errors?.[0]?.message).toMatch(/cost limit of 250000 exceeded/);
+    }
+    const overSocket = await overWs(admin, paged('$first', '($first: Int)'), { first: 1 });
+    expect(overSocket.data ?? null).toBeNull();
+    expect(overSocket.errors?.[0]?.message).toMatch(/cost limit of 250000 exceeded/);
   });
 
   it('should run an ordinary query over WebSocket with the token from connection_init', async () => {
