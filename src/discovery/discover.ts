@@ -385,7 +385,7 @@ export class DiscoveryService {
         c.status = statusAfterFailure(failure.code, c.credentialKind);
         c.lastDiscoveryAt = r.finishedAt;
         c.lastDiscoveryError = `${failure.code}: ${failure.message}`;
-        audit(tx, { label: principal.label } as Principal, {
+        audit(tx, principal, {
           workspaceId: c.workspace.id,
           action: 'DISCOVER',
           targetType: 'Connection',
@@ -598,7 +598,7 @@ export class DiscoveryService {
       run.protocolVersion = listing.protocolVersion;
       run.serverInfo = listing.serverInfo;
 
-      audit(tx, { label: principal.label } as Principal, {
+      audit(tx, principal, {
         workspaceId,
         action: 'DISCOVER',
         targetType: 'Connection',
