@@ -20,11 +20,11 @@
  * `Mcp-Session-Id`, and sends the call once more: a re-send of a refused request, counted in the
  * outcome's `resends`, not in `attempts`. Discovery uses a session of its own and DELETEs it at the end.
  *
- * Retries (DESIGN.md rule 7): besides the session retry, at most one retry after a failure: after a
- * timeout or a broken connection only for READ or idempotent tools; after a failed connect (the
- * request provably never reached the server) for any tool, so that no side effect happens twice.
- * Every attempt has a new JSON-RPC id, and an abandoned id gets a best-effort
- * `notifications/cancelled`.
+ * Retries (DESIGN.md rule 7), decided by `mayRetry` (`operations/retry.ts`): besides the session
+ * re-send, at most one retry after a failure: after a timeout or a broken connection only for READ
+ * or idempotent tools; after a failed connect (the request provably never reached the server) for
+ * any tool, so that no side effect happens twice. Every attempt has a new JSON-RPC id, and an
+ * abandoned id gets a best-effort `notifications/cancelled`.
  *
  * Failures (DESIGN.md rule 8): `callTool` never throws for an upstream problem; it returns a
  * `CallToolOutcome`. Discovery (`initialize`, `listTools`, `discover`) throws `McpClientError`, or
@@ -41,6 +41,7 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../http/outbound.js';
+import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
 import { paramHeaderValues, paramHeadersOf } from './param-headers.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
@@ -1298,7 +1299,7 @@ export class McpClient {
     const started = performance.now();
     const timeoutMs = this.#timeout(ep, options.timeoutMs);
     const { signal } = options;
-    const retrySafe = options.risk === 'READ' || options.idempotent;
+    const retryBase = { risk: options.risk, idempotent: options.idempotent };
     const traceMeta: Record<string, string> = {};
     const traceHeaders: Record<string, string> = {};
     if (options.trace) {
@@ -1330,8 +1331,15 @@ export class McpClient {
     const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
     const paramHeaders = mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {};
     const tally: Tally = { attempts: 0, resends: 0 };
-    let sessionRetried = false;
-    let failureRetried = false;
+    /** The server refused the request before acting: may it be sent once more (not an attempt)? */
+    const mayResend = (): boolean =>
+      mayRetry({
+        ...retryBase,
+        attempts: tally.attempts,
+        resends: tally.resends,
+        failure: 'refused_before_acting',
+        reachedServer: true,
+      }).retry;
     const state = this.#sessions.get(ep.id);
     let sessionId = state?.ready && !modern ? state.sessionId : undefined;
 
@@ -1381,35 +1389,28 @@ export class McpClient {
             id,
             failure.code === OutboundErrorCode.ABORTED ? 'cancelled' : 'abandoned',
           );
-        switch (failure.code) {
-          case OutboundErrorCode.ABORTED:
-            return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, tally, started);
-          case OutboundErrorCode.TIMEOUT:
-            if (retrySafe && !failureRetried) {
-              failureRetried = true;
-              continue;
-            }
-            return withBase(
-              {
-                kind: 'timeout',
-                timeoutMs,
-                message: `the tool server did not answer within ${timeoutMs} ms`,
-              },
-              tally,
-              started,
-            );
-          case OutboundErrorCode.CONNECT_FAILED:
-          case OutboundErrorCode.TRANSPORT_ERROR:
-            // A WRITE is repeated only when the request provably never reached the server.
-            if (!failureRetried && (retrySafe || !failure.reachedServer)) {
-              failureRetried = true;
-              continue;
-            }
-            break;
-          default:
-            break;
+        const again = mayRetry({
+          ...retryBase,
+          attempts: tally.attempts,
+          resends: tally.resends,
+          failure: failureOfOutboundCode(failure.code),
+          reachedServer: failure.reachedServer,
+        });
+        if (again.retry) continue;
+        if (failure.code === OutboundErrorCode.ABORTED)
+          return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, tally, started);
+        if (failure.code === OutboundErrorCode.TIMEOUT) {
+          return withBase(
+            {
+              kind: 'timeout',
+              timeoutMs,
+              message: `the tool server did not answer within ${timeoutMs} ms`,
+            },
+            tally,
+            started,
+          );
         }
-        // No retry left: the same outcome as any other transport failure.
+        // No retry: the same outcome as any other transport failure.
         return withBase(
           {
             kind: 'transport_error',
@@ -1426,7 +1427,7 @@ export class McpClient {
       // replaced by one). It gets the legacy path: initialize, then the call once more.
       const legacyAnswer =
         modern &&
-        !sessionRetried &&
+        mayResend() &&
         ((reply.type === 'http' &&
           reply.status !== 401 &&
           reply.status >= 400 &&
@@ -1435,7 +1436,6 @@ export class McpClient {
           (reply.type === 'rpc_error' && this.#answersLegacy(reply.error)));
       if (legacyAnswer) {
         modern = false;
-        sessionRetried = true;
         try {
           sessionId = await raceSignal(this.#ensureSession(ep, undefined, timeoutMs), signal);
         } catch (err) {
@@ -1471,9 +1471,8 @@ export class McpClient {
             started,
           );
         case 'http': {
-          if ((reply.status === 400 || reply.status === 404) && !sessionRetried) {
-            // The server wants a session, or ours ended: one handshake (shared), then one retry.
-            sessionRetried = true;
+          if ((reply.status === 400 || reply.status === 404) && mayResend()) {
+            // The server wants a session, or ours ended: one handshake (shared), then one re-send.
             try {
               sessionId = await raceSignal(this.#ensureSession(ep, sessionId, timeoutMs), signal);
             } catch (err) {

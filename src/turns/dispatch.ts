@@ -2,9 +2,8 @@
  * Calls one operation (I/O) and turns whatever happens into a CallResult. Never throws for an
  * upstream problem.
  *
- * Retries (DESIGN.md rule 7): at most one. A READ or idempotent operation is retried after a
- * timeout or a transport failure; a WRITE only when the first request provably never reached the
- * server (connect refused, DNS, TLS), so that no side effect happens twice.
+ * Retries (DESIGN.md rule 7) are `mayRetry`'s decision (`operations/retry.ts`): at most one; a
+ * WRITE only when the first request provably never reached the server.
  */
 import type { TraceContext } from './trace.js';
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
@@ -13,6 +12,7 @@ import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { bearerChallenge } from '../oauth/challenge.js';
 import { isOutboundError } from '../http/outbound.js';
 import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
+import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
 import type { Services } from '../services.js';
@@ -40,7 +40,6 @@ async function callOpenApi(
   Object.assign(headers, credentialHeaders(services, op.connection, request.url));
   if (trace) Object.assign(headers, trace);
   const timeoutMs = op.connection.timeoutMs ?? services.config.outbound.timeoutMs;
-  const retrySafe = op.risk === 'READ' || op.idempotent;
   const maxChars = services.config.toolResultMaxChars;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -62,11 +61,15 @@ async function callOpenApi(
     } catch (err) {
       const durationMs = Math.round(performance.now() - started);
       if (!isOutboundError(err)) throw err;
-      const canRetry =
-        attempt === 1 &&
-        (err.code === 'TIMEOUT' || err.code === 'CONNECT_FAILED' || err.code === 'TRANSPORT_ERROR') &&
-        (retrySafe || !err.reachedServer);
-      if (canRetry) continue;
+      const again = mayRetry({
+        attempts: attempt,
+        resends: 0,
+        failure: failureOfOutboundCode(err.code),
+        reachedServer: err.reachedServer,
+        risk: op.risk,
+        idempotent: op.idempotent,
+      });
+      if (again.retry) continue;
       if (err.code === 'TIMEOUT') {
         return failure(
           CallStatus.TIMEOUT,

@@ -73,6 +73,49 @@ export async function buildWorld(
   timeoutMs?: number,
   credential?: { kind: 'BEARER' | 'HEADER'; key: string; headerName?: string },
 ): Promise<World> {
+  return buildWorldWith(t, name, {
+    kind: 'MCP',
+    endpointUrl: peerUrl,
+    timeoutMs: timeoutMs ?? null,
+    credential: credential ?? null,
+  });
+}
+
+/**
+ * A workspace with an assistant and one OpenAPI connection whose operations are all enabled by the
+ * operator, connected to the assistant.
+ */
+export async function buildOpenApiWorld(
+  t: TestApp,
+  name: string,
+  descriptionUrl: string,
+  options: {
+    timeoutMs?: number;
+    credential?: { kind: 'BEARER' | 'HEADER'; key: string; headerName?: string };
+  } = {},
+): Promise<World> {
+  const w = await buildWorldWith(t, name, {
+    kind: 'OPENAPI',
+    descriptionUrl,
+    endpointUrl: null,
+    timeoutMs: options.timeoutMs ?? null,
+    credential: options.credential ?? null,
+  });
+  await connectTools(t, w);
+  return w;
+}
+
+async function buildWorldWith(
+  t: TestApp,
+  name: string,
+  connection: {
+    kind: 'MCP' | 'OPENAPI';
+    endpointUrl: string | null;
+    descriptionUrl?: string;
+    timeoutMs: number | null;
+    credential: { kind: 'BEARER' | 'HEADER'; key: string; headerName?: string } | null;
+  },
+): Promise<World> {
   const admin = await t.token(Role.ADMIN);
   const operator = await t.token(Role.OPERATOR);
   const runtime = await t.token(Role.RUNTIME);
@@ -87,16 +130,7 @@ export async function buildWorld(
   const assistantId = assistant.createAssistant.assistant!.id;
   const conn = await t.ok(
     CreateConnectionDocument,
-    {
-      input: {
-        workspaceId,
-        kind: 'MCP',
-        name,
-        endpointUrl: peerUrl,
-        timeoutMs: timeoutMs ?? null,
-        credential: credential ?? null,
-      },
-    },
+    { input: { workspaceId, name, ...connection } },
     operator,
   );
   const connectionId = conn.createConnection.connection!.id;

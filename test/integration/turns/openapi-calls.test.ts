@@ -2,18 +2,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CallToolDocument,
-  ConnectionOperationsDocument,
-  CreateAssistantDocument,
-  CreateConnectionDocument,
-  CreateWorkspaceDocument,
-  EnableDocument,
-  LedgerDocument,
-} from '../../generated/graphql.js';
-import { Role, startTestApp, type TestApp } from '../../support/app.js';
-import { rawId } from '../../support/ids.js';
-import { begin, call, connectTools, type World } from '../../support/turns.js';
+import { CallToolDocument, LedgerDocument } from '../../generated/graphql.js';
+import { startTestApp, type TestApp } from '../../support/app.js';
+import { begin, buildOpenApiWorld, call, type World } from '../../support/turns.js';
 
 const KEY = 'k3y-0123456789-secret';
 let t: TestApp;
@@ -107,41 +98,9 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   t = await startTestApp();
-  const admin = await t.token(Role.ADMIN);
-  const runtime = await t.token(Role.RUNTIME);
-  const ws = await t.ok(CreateWorkspaceDocument, { input: { name: 'Pets' } }, admin);
-  const workspaceId = ws.createWorkspace.workspace!.id;
-  const customer = await t.token(Role.CUSTOMER, rawId(workspaceId));
-  const assistant = await t.ok(CreateAssistantDocument, { input: { workspaceId, name: 'Pet bot' } }, admin);
-  const conn = await t.ok(
-    CreateConnectionDocument,
-    {
-      input: {
-        workspaceId,
-        kind: 'OPENAPI',
-        name: 'Pets',
-        descriptionUrl: `${base}/openapi.json`,
-        endpointUrl: null,
-        credential: { kind: 'HEADER', headerName: 'X-Api-Key', key: KEY },
-      },
-    },
-    admin,
-  );
-  const connectionId = conn.createConnection.connection!.id;
-  const ops = await t.ok(ConnectionOperationsDocument, { id: connectionId }, admin);
-  for (const op of ops.connection!.operations.nodes)
-    if (!op.enabled) await t.ok(EnableDocument, { input: { operationId: op.id } }, admin);
-  w = {
-    admin,
-    operator: admin,
-    runtime,
-    customer,
-    workspaceId,
-    assistantId: assistant.createAssistant.assistant!.id,
-    connectionId,
-    ops: {},
-  };
-  await connectTools(t, w);
+  w = await buildOpenApiWorld(t, 'Pets', `${base}/openapi.json`, {
+    credential: { kind: 'HEADER', headerName: 'X-Api-Key', key: KEY },
+  });
 });
 
 afterAll(async () => {
