@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RouteHandler } from '../http/server.js';
 import type { Services } from '../services.js';
-import { OAUTH_CALLBACK_PATH, type CallbackOutcome } from './oauth.service.js';
+import { OAUTH_CALLBACK_PATH, type CallbackOutcome } from './callback-outcome.js';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',

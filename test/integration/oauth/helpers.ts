@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { App } from '../../../src/app.js';
 import { Role } from '../../../src/auth/api-token.entity.js';
 import { OAuthCredential } from '../../../src/oauth/oauth-credential.entity.js';
-import { tokenAad } from '../../../src/oauth/oauth.service.js';
+import { tokenAad } from '../../../src/oauth/sealing.js';
 import {
   BeginSignInDocument,
   CreateConnectionDocument,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { OutboundError } from '../../../src/http/outbound.js';
 import { escapeHtml, renderCallbackPage } from '../../../src/oauth/callback.js';
 import { safeOAuthCode } from '../../../src/oauth/errors.js';
-import { classifyTokenFailure } from '../../../src/oauth/oauth.service.js';
+import { classifyTokenFailure } from '../../../src/oauth/token-failure.js';
 
 describe('renderCallbackPage', () => {
   it('should escape every text it shows', () => {

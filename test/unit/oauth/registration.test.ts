@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
-import { readRegistration } from '../../../src/oauth/oauth.service.js';
+import { readRegistration } from '../../../src/oauth/client-auth.js';
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
