@@ -21,3 +21,20 @@ export class AppError extends Error {
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
+
+/**
+ * The codes a domain failure may carry all the way to the API's caller. `formatError`
+ * (`http/server.ts`) is the one place that turns an AppError into a GraphQL error: these codes
+ * pass as they are, with their message; every other AppError reaching it is masked as INTERNAL.
+ */
+export const PUBLIC_ERROR_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT'] as const;
+
+/** Missing, or in another workspace (existence must not leak across workspaces). */
+export function notFoundError(what = 'object'): AppError {
+  return new AppError('NOT_FOUND', `${what} not found`);
+}
+
+/** The caller's role does not allow this. */
+export function forbiddenError(message = 'your role does not allow this'): AppError {
+  return new AppError('FORBIDDEN', message);
+}

@@ -1,4 +1,4 @@
-import { notFound } from '../graphql/errors.js';
+import { notFoundError } from '../errors.js';
 import { Role } from './api-token.entity.js';
 import type { Principal } from './principal.js';
 
@@ -19,5 +19,5 @@ export function canSeeWorkspace(principal: Principal, workspaceId: string): bool
 
 /** Throws NOT_FOUND (not FORBIDDEN: existence must not leak across workspaces). */
 export function assertWorkspace(principal: Principal, workspaceId: string, what: string): void {
-  if (!canSeeWorkspace(principal, workspaceId)) throw notFound(what);
+  if (!canSeeWorkspace(principal, workspaceId)) throw notFoundError(what);
 }

@@ -33,7 +33,7 @@ import {
 import { useWsServer } from './ws-adapter.js';
 import type { Services } from '../services.js';
 import { wantsExplorer } from './explorer-routes.js';
-import { isAppError } from '../errors.js';
+import { isAppError, PUBLIC_ERROR_CODES } from '../errors.js';
 import {
   actorOf,
   addErrorCodes,
@@ -57,6 +57,8 @@ const PASSTHROUGH_CODES = new Set([
   'BAD_USER_INPUT',
   'TOO_MANY_SUBSCRIPTIONS',
 ]);
+/** Domain failures (AppError codes) a caller sees as they are: services throw these, not GraphQL errors. */
+const PUBLIC_APP_CODES: ReadonlySet<string> = new Set(PUBLIC_ERROR_CODES);
 /** Coded failures of a live stream (AppError codes), shown to the subscriber as they are. */
 const STREAM_CODES = new Set(['REPLAY_LIMIT_EXCEEDED', 'SUBSCRIBER_TOO_SLOW']);
 
@@ -103,6 +105,14 @@ export function formatErrorFor(services: Pick<Services, 'logger'>) {
       };
     }
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    if (isAppError(original) && PUBLIC_APP_CODES.has(original.code)) {
+      return {
+        message: original.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: original.code },
+      };
+    }
     if (isAppError(original) && STREAM_CODES.has(original.code)) {
       return { message: original.message, path: formatted.path, extensions: { code: original.code } };
     }

@@ -2,7 +2,7 @@ import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
-import { forbidden } from '../graphql/errors.js';
+import { forbiddenError } from '../errors.js';
 import { Operation } from './operation.entity.js';
 import type { Risk } from './types.js';
 import { ReviewReason } from './review-reason.entity.js';
@@ -37,7 +37,7 @@ export async function enableOperation(
       { orderBy: { id: 'asc' }, refresh: true },
     );
     if (open.length > 0 && principal.role !== Role.ADMIN) {
-      throw forbidden(
+      throw forbiddenError(
         `an admin review is needed before this operation can be enabled (${open.map((r) => `${r.code}: ${r.detail}`).join('; ')})`,
       );
     }

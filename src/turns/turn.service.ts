@@ -17,7 +17,7 @@ import { scopedWorkspace } from '../auth/scope.js';
 import { GroupCommit, ormGroupCommitIo } from '../db/group-commit.js';
 import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
-import { notFound } from '../graphql/errors.js';
+import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
@@ -224,7 +224,7 @@ export class TurnService {
   async begin(principal: Principal, assistantId: string, conversationId: string): Promise<BeginTurnResult> {
     const tools = await this.cache.get(assistantId);
     const scope = scopedWorkspace(principal);
-    if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFound('assistant');
+    if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
     const turnId = uuidv7();
     const prepared = this.#prepared(tools);
     await this.#orm.em
@@ -288,7 +288,7 @@ export class TurnService {
         }[]
       >('select assistant_id, workspace_id, conversation_id, declared_tools, finished_at from turn where id = ?', [turnId]);
       const row = rows[0];
-      if (!row) throw notFound('turn');
+      if (!row) throw notFoundError('turn');
       const map: Record<string, string> = Object.create(null) as Record<string, string>;
       const builtIns = new Set<string>();
       for (const d of row.declared_tools) {
@@ -307,7 +307,7 @@ export class TurnService {
       this.#remember(state);
     }
     const scope = scopedWorkspace(principal);
-    if (scope !== null && scope !== state.workspaceId) throw notFound('turn');
+    if (scope !== null && scope !== state.workspaceId) throw notFoundError('turn');
     return state;
   }
 

@@ -15,7 +15,7 @@ import { Assistant } from '../assistants/assistant.entity.js';
 import { ApiToken } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
 import { audit } from '../audit/audit.js';
-import { notFound } from '../graphql/errors.js';
+import { notFoundError } from '../errors.js';
 import { UserError } from '../graphql/user-error.js';
 import { Workspace } from './workspace.entity.js';
 
@@ -78,7 +78,7 @@ export async function renameWorkspace(
       { id },
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
-    if (!workspace) throw notFound('workspace');
+    if (!workspace) throw notFoundError('workspace');
     await renameLocked(tx, principal, workspace, name, id, 'Workspace');
     return workspace;
   });
@@ -96,7 +96,7 @@ export async function renameAssistant(
       { id },
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
-    if (!assistant) throw notFound('assistant');
+    if (!assistant) throw notFoundError('assistant');
     await renameLocked(tx, principal, assistant, name, assistant.workspace.id, 'Assistant');
     return assistant;
   });
@@ -141,7 +141,7 @@ export async function deleteWorkspace(
       { id },
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
-    if (!workspace) throw notFound('workspace');
+    if (!workspace) throw notFoundError('workspace');
     const entry = {
       workspaceId: id,
       targetType: 'Workspace',
@@ -173,7 +173,7 @@ export async function deleteAssistant(
       { id },
       { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
     );
-    if (!assistant) throw notFound('assistant');
+    if (!assistant) throw notFoundError('assistant');
     const workspaceId = assistant.workspace.id;
     const entry = {
       workspaceId,
