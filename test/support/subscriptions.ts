@@ -12,7 +12,7 @@ export type DebugEvent = TurnEventsSubscription['turnEvents'];
 export interface EventStream {
   events: DebugEvent[];
   errors: unknown[];
-  /** Resolves when `predicate` holds for the events received so far. */
+  /** Resolves when `predicate` holds for the events received so far (a bound, not an assertion: 20 s by default). */
   waitFor(predicate: (events: DebugEvent[]) => boolean, timeoutMs?: number): Promise<DebugEvent[]>;
   close(): Promise<void>;
 }
@@ -55,7 +55,7 @@ export async function subscribeTurnEvents(
   return {
     events,
     errors,
-    waitFor: (predicate, timeoutMs = 5_000) =>
+    waitFor: (predicate, timeoutMs = 20_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
           if (predicate(events)) {

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CreateConnectionDocument,
@@ -17,7 +16,7 @@ import {
   startRawServer,
   type RawServerHandle,
 } from '../../support/mcp-servers.js';
-import { sleep } from '../../support/turns.js';
+import { holdLock } from '../../support/locks.js';
 
 let t: TestApp;
 let server: RawServerHandle;
@@ -67,17 +66,18 @@ describe('enable racing a discovery that holds the operation back', () => {
 
     // An outside transaction holds the operation's row, so both writers queue behind it:
     // the discovery first, the operator's enable second.
-    const outside = new pg.Client({ connectionString: t.config.databaseUrl! });
-    await outside.connect();
-    await outside.query('begin');
-    await outside.query('select 1 from operation where id = $1 for update', [rawId(opId)]);
+    // Each is seen waiting in PostgreSQL's lock queue before the next one starts.
+    const outside = await holdLock(
+      t.config.databaseUrl!,
+      'select 1 from operation where id = $1 for update',
+      [rawId(opId)],
+    );
     properties = { a: { type: 'string' }, b: { type: 'string' } };
     const discovery = t.gql(DiscoverDocument, { input: { connectionId } }, admin);
-    await sleep(500);
+    await outside.waiters(1);
     const enable = t.gql(EnableDocument, { input: { operationId: opId } }, operator);
-    await sleep(300);
-    await outside.query('commit');
-    await outside.end();
+    await outside.waiters(2);
+    await outside.release();
 
     expect((await discovery).data?.discover.run?.flagged).toBe(1);
     const enabled = await enable;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
+import { waitUntil } from '../../support/wait.js';
 import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
 
 let t: TestApp;
@@ -25,9 +26,11 @@ afterAll(async () => {
 
 describe('the live turn debugger', () => {
   it("should show a customer its own workspace's calls and no other's", async () => {
+    const live = t.app.services.turnEvents.subscriberCount;
     const stream = await subscribeTurnEvents(t.wsUrl, a.customer, { assistantId: a.assistantId });
     try {
-      await new Promise((r) => setTimeout(r, 100));
+      // Live once the hub counts it: what happens from here on reaches it.
+      await waitUntil(() => t.app.services.turnEvents.subscriberCount > live);
       const tb = await begin(t, b, 'beta-conv');
       await call(t, b, tb.turnId, 'beta__lookup', { email: 'b@b' });
       const ta = await begin(t, a, 'alpha-conv');
@@ -44,9 +47,13 @@ describe('the live turn debugger', () => {
         status: 'SUCCEEDED',
       });
       expect(events[1]!.call).toMatchObject({ seq: 1, status: 'RUNNING' });
-      // A moment later, still nothing of Beta's.
-      await new Promise((r) => setTimeout(r, 200));
+      // More of Beta's, then one more call of Alpha's: events arrive in order, so once Alpha's
+      // arrives, any of Beta's would have arrived before it.
+      await call(t, b, tb.turnId, 'beta__lookup', { email: 'b2@b' });
+      await call(t, a, ta.turnId, 'alpha__lookup', { email: 'a2@a' });
+      await stream.waitFor((e) => e.filter((x) => x.type === 'CALL_FINISHED').length === 2);
       expect(stream.events.some((e) => e.conversationId === 'beta-conv')).toBe(false);
+      expect(stream.events).toHaveLength(5);
     } finally {
       await stream.close();
     }
@@ -55,13 +62,13 @@ describe('the live turn debugger', () => {
   it("should refuse a customer's subscription to another workspace's assistant", async () => {
     const stream = await subscribeTurnEvents(t.wsUrl, a.customer, { assistantId: b.assistantId });
     try {
-      await expect(stream.waitFor(() => false, 2_000)).rejects.toThrow(/not found/);
+      await expect(stream.waitFor(() => false, 20_000)).rejects.toThrow(/not found/);
     } finally {
       await stream.close();
     }
     const noAssistant = await subscribeTurnEvents(t.wsUrl, a.customer, {});
     try {
-      await expect(noAssistant.waitFor(() => false, 2_000)).rejects.toThrow(/give assistantId/);
+      await expect(noAssistant.waitFor(() => false, 20_000)).rejects.toThrow(/give assistantId/);
     } finally {
       await noAssistant.close();
     }
@@ -96,10 +103,12 @@ describe('the live turn debugger', () => {
       ]);
       await call(t, a, turn.turnId, 'alpha__lookup', { email: 'live@a' });
       await second.waitFor((e) => e.length >= 8);
-      await new Promise((r) => setTimeout(r, 200));
+      // One more call: once its events arrive, a duplicate of an earlier one would have too.
+      await call(t, a, turn.turnId, 'alpha__lookup', { email: 'last@a' });
+      await second.waitFor((e) => e.some((x) => x.type === 'CALL_FINISHED' && x.call?.seq === 5));
       const seqs = second.events.map((e) => e.seq);
       expect(new Set(seqs).size).toBe(seqs.length);
-      expect(second.events).toHaveLength(8);
+      expect(second.events).toHaveLength(10);
       expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     } finally {
       await second.close();
@@ -109,9 +118,7 @@ describe('the live turn debugger', () => {
   it('should release the subscription on this instance when the client goes away', async () => {
     const hub = t.app.services.turnEvents;
     const until = async (count: number) => {
-      const deadline = Date.now() + 3_000;
-      while (hub.subscriberCount !== count && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 10));
+      await waitUntil(() => hub.subscriberCount === count);
       return hub.subscriberCount;
     };
     // Earlier tests' streams are released asynchronously after their sockets close.

@@ -2,7 +2,7 @@
  * A WRITE goes out only once its record (CALL_STARTED and the ledger intent) has committed
  * (DESIGN.md rule 14, README "The ledger"). The record is stalled by a second connection holding the
  * turn's row lock; the test waits for the event (the service's statement blocked on that lock, seen
- * in `pg_blocking_pids`), not for time. Then:
+ * in `pg_blocking_pids`, support/locks.ts), not for time. Then:
  * - the stalled record fails (its statement is cancelled): the call must answer UNAVAILABLE having
  *   sent nothing. The answer comes after any dispatch would have finished, so a WRITE sent
  *   alongside its record would show up in the tool server's count: no timing is involved;
@@ -13,6 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
+import { holdLock } from '../../support/locks.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
 
@@ -56,30 +57,9 @@ afterAll(async () => {
   await peer.close();
 });
 
-/** Holds the turn's row lock until released; `blocked()` resolves with the pid of a statement waiting on it. */
-async function holdTurn(turnId: string) {
-  const holder = new pg.Client({ connectionString: t.config.databaseUrl! });
-  await holder.connect();
-  await holder.query('begin');
-  await holder.query('select 1 from turn where id = $1 for update', [rawId(turnId)]);
-  const holderPid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-  return {
-    async blocked(): Promise<number> {
-      for (;;) {
-        const { rows } = await observer.query<{ pid: number }>(
-          'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
-          [holderPid],
-        );
-        if (rows[0]) return rows[0].pid;
-        await new Promise((r) => setImmediate(r));
-      }
-    },
-    async release(): Promise<void> {
-      await holder.query('rollback');
-      await holder.end();
-    },
-  };
-}
+/** Holds the turn's row lock: the call's record (CALL_STARTED, the intent) waits behind it. */
+const holdTurn = (turnId: string) =>
+  holdLock(t.config.databaseUrl!, 'select 1 from turn where id = $1 for update', [rawId(turnId)]);
 
 describe('a WRITE and its record', () => {
   it('should send nothing when its record cannot be written', async () => {
@@ -87,7 +67,7 @@ describe('a WRITE and its record', () => {
     const lock = await holdTurn(turn.turnId);
     try {
       const pending = call(t, w, turn.turnId, 'crm__update', { email: 'refused@b.c', plan: 'pro' });
-      const recording = await lock.blocked();
+      const [recording] = await lock.waiters(1);
       expect(peer.count('tools/call')).toBe(0);
       await observer.query('select pg_cancel_backend($1)', [recording]);
       const result = await pending;
@@ -108,7 +88,7 @@ describe('a WRITE and its record', () => {
     const lock = await holdTurn(turn.turnId);
     const pending = call(t, w, turn.turnId, 'crm__update', { email: 'released@b.c', plan: 'pro' });
     try {
-      await lock.blocked();
+      await lock.waiters(1);
       expect(peer.count('tools/call')).toBe(0);
     } finally {
       await lock.release();
