@@ -8,7 +8,6 @@
  * (the turn path makes them storable itself).
  */
 import {
-  BREAK,
   getNamedType,
   GraphQLError,
   isInputObjectType,
@@ -111,6 +110,65 @@ function badInLiteral(
   }
 }
 
+/** One place of a document where a caller's strings arrive: a literal, or variables it names. */
+interface Check {
+  node: ValueNode;
+  type: GraphQLInputType;
+  where: string;
+  /** Argument values read the variables; a variable's default value cannot. */
+  readsVariables: boolean;
+  /** Closes the place's name in the message: `)` after an argument. */
+  suffix: string;
+}
+
+/**
+ * The checks of one document, in document order. Finding them walks the document with its types;
+ * the runtime sends the same few documents again and again (Apollo hands back the same parsed
+ * document for the same text), so that walk is done once per document.
+ */
+const plans = new WeakMap<DocumentNode, { schema: GraphQLSchema; checks: readonly Check[] }>();
+
+function checksOf(schema: GraphQLSchema, document: DocumentNode): readonly Check[] {
+  const known = plans.get(document);
+  if (known?.schema === schema) return known.checks;
+  const checks: Check[] = [];
+  const typeInfo = new TypeInfo(schema);
+  const owners: string[] = [];
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field: { enter: (node) => void owners.push(node.name.value), leave: () => void owners.pop() },
+      Directive: { enter: (node) => void owners.push(`@${node.name.value}`), leave: () => void owners.pop() },
+      VariableDefinition(node) {
+        const type = typeFromAST(schema, node.type);
+        if (node.defaultValue && type)
+          checks.push({
+            node: node.defaultValue,
+            type: type as GraphQLInputType,
+            where: `$${node.variable.name.value}`,
+            readsVariables: false,
+            suffix: '',
+          });
+        return false;
+      },
+      Argument(node) {
+        const arg = typeInfo.getArgument();
+        if (arg)
+          checks.push({
+            node: node.value,
+            type: arg.type,
+            where: `${owners.at(-1) ?? ''}(${node.name.value}`,
+            readsVariables: true,
+            suffix: ')',
+          });
+        return false;
+      },
+    }),
+  );
+  plans.set(document, { schema, checks });
+  return checks;
+}
+
 /**
  * The first string in the document's arguments (and variable defaults), or in the variables they
  * use, that PostgreSQL could not store; null when there is none. Call it on a validated document.
@@ -121,41 +179,9 @@ export function checkInputStrings(
   variables: Record<string, unknown> | null | undefined,
 ): GraphQLError | null {
   const values = variables ?? {};
-  const typeInfo = new TypeInfo(schema);
-  const owners: string[] = [];
-  let error: GraphQLError | null = null;
-  visit(
-    document,
-    visitWithTypeInfo(typeInfo, {
-      Field: { enter: (node) => void owners.push(node.name.value), leave: () => void owners.pop() },
-      Directive: { enter: (node) => void owners.push(`@${node.name.value}`), leave: () => void owners.pop() },
-      VariableDefinition(node) {
-        const type = typeFromAST(schema, node.type);
-        if (node.defaultValue && type) {
-          const bad = badInLiteral(
-            node.defaultValue,
-            type as GraphQLInputType,
-            `$${node.variable.name.value}`,
-            {},
-          );
-          if (bad) {
-            error = refuse(bad);
-            return BREAK;
-          }
-        }
-        return false;
-      },
-      Argument(node) {
-        const arg = typeInfo.getArgument();
-        if (!arg) return false;
-        const bad = badInLiteral(node.value, arg.type, `${owners.at(-1) ?? ''}(${node.name.value}`, values);
-        if (bad) {
-          error = refuse(`${bad})`);
-          return BREAK;
-        }
-        return false;
-      },
-    }),
-  );
-  return error;
+  for (const check of checksOf(schema, document)) {
+    const bad = badInLiteral(check.node, check.type, check.where, check.readsVariables ? values : {});
+    if (bad) return refuse(`${bad}${check.suffix}`);
+  }
+  return null;
 }

@@ -98,4 +98,21 @@ describe('checkInputStrings', () => {
       }),
     ).toBeNull();
   });
+
+  it('should judge each request by its own variables when one parsed document is used again', () => {
+    const document = parse(
+      'mutation($i: CreateInput!, $n: String = "ok") { create(input: $i) other: create(input: { name: $n }) }',
+    );
+    const run = (variables: Record<string, unknown>) =>
+      checkInputStrings(schema, document, variables)?.message ?? null;
+    expect(run({ i: { name: 'fine' } })).toBeNull();
+    expect(run({ i: { name: 'bad\u0000' } })).toMatch(/^create\(input\.name\) /);
+    expect(run({ i: { name: 'fine' }, n: 'x\uD800' })).toMatch(/^create\(input\.name\) /);
+    expect(run({ i: { name: 'fine again' } })).toBeNull();
+    // The same document against another schema is walked again with that schema's types.
+    const other = buildSchema(
+      'input CreateInput { name: JSONObject } scalar JSONObject type Query { x: Int } type Mutation { create(input: CreateInput!): Boolean }',
+    );
+    expect(checkInputStrings(other, document, { i: { name: 'bad\u0000' } })).toBeNull();
+  });
 });
