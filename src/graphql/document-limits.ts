@@ -68,3 +68,37 @@ export function parseBounded(source: string, limits: DocumentLimits): DocumentNo
   }
   return document;
 }
+
+/** Documents remembered by {@link BoundedDocuments}, and the longest text remembered. */
+export const BOUNDED_DOCUMENTS_MAX_ENTRIES = 256;
+export const BOUNDED_DOCUMENTS_MAX_CHARS = 4096;
+
+/**
+ * {@link parseBounded}, remembering the documents that passed: the runtime sends the same few
+ * documents on every call, and parsing them again was a visible share of a call's CPU. Only short
+ * texts are kept, the oldest dropped first, so a caller sending ever new documents gains nothing
+ * and holds at most 256 × 4,096 characters (and their syntax trees). A refused text is never kept:
+ * it is refused again, the same way, each time.
+ */
+export class BoundedDocuments {
+  readonly #documents = new Map<string, DocumentNode>();
+
+  constructor(
+    private readonly limits: DocumentLimits,
+    private readonly maxEntries = BOUNDED_DOCUMENTS_MAX_ENTRIES,
+  ) {}
+
+  get size(): number {
+    return this.#documents.size;
+  }
+
+  parse(source: string): DocumentNode | GraphQLError {
+    const known = this.#documents.get(source);
+    if (known) return known;
+    const document = parseBounded(source, this.limits);
+    if (document instanceof GraphQLError || source.length > BOUNDED_DOCUMENTS_MAX_CHARS) return document;
+    if (this.#documents.size >= this.maxEntries) this.#documents.delete(this.#documents.keys().next().value!);
+    this.#documents.set(source, document);
+    return document;
+  }
+}

@@ -19,7 +19,7 @@ import { createContext, type Context } from '../graphql/context.js';
 import { unauthenticated } from '../graphql/errors.js';
 import { limitRules } from '../graphql/limits.js';
 import { pendingMigrations } from '../db/orm.js';
-import { parseBounded } from '../graphql/document-limits.js';
+import { BoundedDocuments } from '../graphql/document-limits.js';
 import { checkInputStrings } from '../graphql/input-strings.js';
 import { SubscriptionQuota, type QuotaRefusal } from '../graphql/subscription-quota.js';
 import {
@@ -199,10 +199,11 @@ export async function startHttpServer(
     throw listenError(err as NodeJS.ErrnoException, options.host, options.port);
   }
   const rules = limitRules(services.config.limits);
+  const documents = new BoundedDocuments(services.config.limits);
   const apollo = new ApolloServer<Context>({
     schema,
     validationRules: rules,
-    // The HTTP handler has bounded the document already (parseBounded); this keeps Apollo's own parse bounded too.
+    // The HTTP handler has bounded the document already (BoundedDocuments); this keeps Apollo's own parse bounded too.
     parseOptions: { maxTokens: services.config.limits.maxTokens },
     formatError: formatErrorFor(services),
     includeStacktraceInErrorResponses: false,
@@ -309,7 +310,7 @@ export async function startHttpServer(
         // The token may have been revoked since the socket opened (cached for 10 s at most).
         const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
         if (!principal) return [unauthenticated('the API token is no longer valid')];
-        const document = parseBounded(payload.query, services.config.limits);
+        const document = documents.parse(payload.query);
         if (document instanceof GraphQLError) return [document];
         // The quota before validation: a subscription over the cap costs no validation, so a
         // flood of them cannot hold the event loop.
@@ -476,7 +477,7 @@ export async function startHttpServer(
           : undefined
         : url.searchParams.get('query');
     if (typeof query === 'string') {
-      const checked = parseBounded(query, services.config.limits);
+      const checked = documents.parse(query);
       if (checked instanceof GraphQLError) {
         const formatted = formatError(checked.toJSON(), checked);
         addErrorCodes(record, [formatted.extensions?.code]);

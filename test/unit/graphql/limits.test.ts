@@ -2,7 +2,12 @@ import 'reflect-metadata';
 import { buildSchema, GraphQLError, parse, specifiedRules, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { costLimitRule } from '../../../src/graphql/cost.js';
-import { countFields, parseBounded } from '../../../src/graphql/document-limits.js';
+import {
+  BOUNDED_DOCUMENTS_MAX_CHARS,
+  BoundedDocuments,
+  countFields,
+  parseBounded,
+} from '../../../src/graphql/document-limits.js';
 
 const schema = buildSchema(`
   type Query { viewer: Viewer, items(first: Int): ItemPage, node: Node }
@@ -135,5 +140,38 @@ describe('parseBounded', () => {
     const result = parseBounded('{ viewer { ', limits) as GraphQLError;
     expect(result.extensions.code).toBe('GRAPHQL_PARSE_FAILED');
     expect(result.locations).toEqual([{ line: 1, column: 12 }]);
+  });
+});
+
+describe('BoundedDocuments', () => {
+  const limits = { maxDocumentBytes: 100_000, maxTokens: 1_000, maxFields: 50 };
+
+  it('should give back the same parsed document for the same text, and refuse what parseBounded refuses, every time', () => {
+    const documents = new BoundedDocuments(limits);
+    const first = documents.parse('{ viewer { label } }');
+    expect(first).not.toBeInstanceOf(GraphQLError);
+    expect(documents.parse('{ viewer { label } }')).toBe(first);
+    expect(documents.parse('{ viewer { role } }')).not.toBe(first);
+    const wide = `{ viewer { ${rep(60, () => 'label')} } }`;
+    for (let i = 0; i < 2; i++) {
+      const refused = documents.parse(wide) as GraphQLError;
+      expect(refused).toBeInstanceOf(GraphQLError);
+      expect(refused.message).toMatch(/more than 50 field selections/);
+    }
+    expect((documents.parse('{ viewer { ') as GraphQLError).extensions.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(documents.size).toBe(2);
+  });
+
+  it('should hold a bounded number of short texts, the oldest dropped first', () => {
+    const documents = new BoundedDocuments(limits, 3);
+    const texts = Array.from({ length: 5 }, (_, i) => `{ a${i}: viewer { label } }`);
+    const parsed = texts.map((t) => documents.parse(t));
+    expect(documents.size).toBe(3);
+    expect(documents.parse(texts[4]!)).toBe(parsed[4]);
+    expect(documents.parse(texts[0]!)).not.toBe(parsed[0]); // dropped, parsed again
+    const long = `{ viewer { label } }${' '.repeat(BOUNDED_DOCUMENTS_MAX_CHARS)}`;
+    const once = documents.parse(long);
+    expect(once).not.toBeInstanceOf(GraphQLError);
+    expect(documents.parse(long)).not.toBe(once); // too long to keep
   });
 });
