@@ -2,25 +2,13 @@
  * `npm run token`: --help and bad arguments answer with usage and no stack trace, and a token
  * minted with --expires carries its expiry.
  */
-import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createEmptyDatabase } from '../../support/app.js';
+import { runScript } from '../../support/run-script.js';
 
-const root = new URL('../../..', import.meta.url).pathname;
-
-async function run(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/token.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
+function run(args: string[], env: Record<string, string> = {}) {
+  return runScript('scripts/token.ts', args, env);
 }
 
 const STACK = /\n\s+at [^\n]+:\d+:\d+/;

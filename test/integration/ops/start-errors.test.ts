@@ -2,7 +2,6 @@
  * `npm start` failures a newcomer meets end with one line naming the setting to change: a port in
  * use (not graphql-ws's stack), an unreachable database (not the driver's stack, never its password).
  */
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,22 +10,13 @@ import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { MissingDatabaseError, migrate, openOrm } from '../../../src/db/orm.js';
 import { createEmptyDatabase } from '../../support/app.js';
+import { runScript } from '../../support/run-script.js';
 
-const root = new URL('../../..', import.meta.url).pathname;
 const STACK = /\n\s+at [^\n]+:\d+:\d+/;
 
 async function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', DATA_DIR: await mkdtemp(join(tmpdir(), 'ct-start-')), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
+  const dataDir = await mkdtemp(join(tmpdir(), 'ct-start-'));
+  return runScript('src/main.ts', [], { LOG_LEVEL: 'warn', DATA_DIR: dataDir, ...env });
 }
 
 describe('npm start', { timeout: 60_000 }, () => {
