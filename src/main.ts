@@ -1,10 +1,8 @@
 import 'reflect-metadata';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { MissingDatabaseError } from './db/orm.js';
-import { ListenError } from './http/server.js';
 import { createLogger } from './logger.js';
-import { databaseStartFailure } from './start-errors.js';
+import { startFailureLine } from './start-errors.js';
 
 let config;
 try {
@@ -51,10 +49,7 @@ try {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 } catch (err) {
   // The failures a newcomer meets get one line that names the setting; anything else its stack.
-  const line =
-    err instanceof ListenError || err instanceof MissingDatabaseError
-      ? err.message
-      : databaseStartFailure(err, config.databaseUrl);
+  const line = startFailureLine(err, config.databaseUrl);
   if (line !== null) {
     process.stderr.write(`could not start: ${line}\n`);
   } else {

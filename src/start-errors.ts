@@ -75,3 +75,15 @@ export function databaseStartFailure(err: unknown, databaseUrl: string | null): 
   if (reason === undefined) return null;
   return `cannot use the database at DATABASE_URL (${databaseTarget(databaseUrl)}): ${reason}. Fix DATABASE_URL, or unset it to use the embedded PostgreSQL under DATA_DIR.`;
 }
+
+/** Start failures that already carry their one line (their classes live with the I/O code). */
+const ONE_LINE_ERRORS = new Set(['ListenError', 'MissingDatabaseError']);
+
+/**
+ * The one line for any start failure a newcomer meets (a port in use, a database that cannot be
+ * used), or null for anything else (then the caller logs the error with its stack).
+ */
+export function startFailureLine(err: unknown, databaseUrl: string | null): string | null {
+  if (err instanceof Error && ONE_LINE_ERRORS.has(err.name)) return err.message;
+  return databaseStartFailure(err, databaseUrl);
+}

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { requestIdOf, routeOf } from '../../../src/http/request-log.js';
-import { databaseStartFailure, databaseTarget, missingDatabaseLine } from '../../../src/start-errors.js';
+import {
+  databaseStartFailure,
+  databaseTarget,
+  missingDatabaseLine,
+  startFailureLine,
+} from '../../../src/start-errors.js';
 
 const URL_WITH_PASSWORD = 'postgres://app:hunter2-secret@db.internal:6543/tools';
 
@@ -37,6 +42,21 @@ describe('databaseStartFailure', () => {
 
   it('should default the port', () => {
     expect(databaseTarget('postgres://x@localhost/db')).toBe('localhost:5432/db');
+  });
+});
+
+describe('startFailureLine', () => {
+  it('should pass the one line of a port or database error through, and map driver errors', () => {
+    const listen = Object.assign(new Error('port 4000 on 127.0.0.1 is already in use'), {
+      name: 'ListenError',
+    });
+    expect(startFailureLine(listen, null)).toBe('port 4000 on 127.0.0.1 is already in use');
+    expect(startFailureLine({ code: 'ECONNREFUSED' }, URL_WITH_PASSWORD)).toMatch(/connection refused/);
+  });
+
+  it('should give null for anything else, so the caller logs its stack', () => {
+    expect(startFailureLine(new Error('boom'), URL_WITH_PASSWORD)).toBeNull();
+    expect(startFailureLine(new TypeError('x'), null)).toBeNull();
   });
 });
 
