@@ -32,7 +32,11 @@ describe('formatError: AppError → GraphQL error', () => {
 
   it('masks any other AppError as INTERNAL, and logs it', () => {
     const { out, logged } = format(new AppError('UPSTREAM_SECRET_DETAIL', 'db said: password=hunter2'));
-    expect(out).toEqual({ message: 'Internal server error', path: ['field'], extensions: { code: 'INTERNAL' } });
+    expect(out).toEqual({
+      message: 'Internal server error',
+      path: ['field'],
+      extensions: { code: 'INTERNAL' },
+    });
     expect(logged).toBe(1);
   });
 
