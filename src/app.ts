@@ -169,39 +169,50 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const interrupted = await closeInterruptedRuns(orm.em.fork());
     if (interrupted > 0)
       logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
+    // Built in order, each from what it uses. OAuth's callback runs a discovery and discovery reads
+    // OAuth's headers: OAuth gets a forwarder to the discovery service built right after it.
+    const secrets = new SecretBox(key);
+    const mcp = new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs });
+    const metrics = new Metrics();
+    const descriptions = new DescriptionPool({
+      size: config.descriptions.workers,
+      timeoutMs: config.descriptions.timeoutMs,
+    });
+    const toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
+      mcp.forgetSession(connectionId),
+    );
+    const oauth: OAuthService = new OAuthService(
+      { orm, logger, secrets, outbound, config, mcp, toolCache },
+      { run: (connectionId, trigger, principal) => discovery.run(connectionId, trigger, principal) },
+    );
+    const discovery: DiscoveryService = new DiscoveryService(
+      { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound },
+      (connectionId, workspaceId) =>
+        announceToolChange({ toolCache }, orm.em.getConnection(), {
+          kind: 'connection',
+          id: connectionId,
+          workspaceId,
+        }),
+    );
+    const turns = new TurnService({ config, orm, logger, metrics, mcp, oauth, outbound, secrets }, toolCache);
     const services: Services = {
       config,
       orm,
       logger,
       auth: new AuthService(notifier),
-      secrets: new SecretBox(key),
+      secrets,
       outbound,
-      mcp: new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs }),
-      descriptions: new DescriptionPool({
-        size: config.descriptions.workers,
-        timeoutMs: config.descriptions.timeoutMs,
-      }),
+      mcp,
+      descriptions,
       notifier,
-      discovery: null as unknown as DiscoveryService,
-      oauth: null as unknown as OAuthService,
+      discovery,
+      oauth,
       embedded,
-      toolCache: null as unknown as ToolCache,
-      turns: null as unknown as TurnService,
+      toolCache,
+      turns,
       turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
-      metrics: new Metrics(),
+      metrics,
     };
-    services.toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
-      services.mcp.forgetSession(connectionId),
-    );
-    services.turns = new TurnService(services, services.toolCache);
-    services.discovery = new DiscoveryService(services, (connectionId, workspaceId) =>
-      announceToolChange(services, orm.em.getConnection(), {
-        kind: 'connection',
-        id: connectionId,
-        workspaceId,
-      }),
-    );
-    services.oauth = new OAuthService(services);
     // Intents left open by a crash or a database outage are closed before this instance serves.
     const ledgerSweep = new LedgerSweep(orm, logger, config.ledgerSweep);
     await ledgerSweep.runOnce().catch((err: unknown) => logger.error({ err }, 'the ledger sweep failed'));

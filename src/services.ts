@@ -41,3 +41,38 @@ export interface Services {
   /** The embedded PostgreSQL this process supervises (readiness reads its state); null with DATABASE_URL. */
   embedded: EmbeddedPostgres | null;
 }
+
+/*
+ * What each service is built with: a part of the bag, so that app.ts can build them in order
+ * (toolCache, OAuth, discovery, turns) and no service is handed one that does not exist yet.
+ */
+
+/** Opening a connection's secrets and building its endpoint (connections/endpoint.ts). */
+export type EndpointDeps = Pick<Services, 'secrets' | 'oauth'>;
+
+/** OAuth sign-in, callback and renewal; the discovery a sign-in runs is passed on its own. */
+export type OAuthServiceDeps = Pick<
+  Services,
+  'orm' | 'logger' | 'secrets' | 'outbound' | 'config' | 'mcp' | 'toolCache'
+>;
+
+/** Discovery: fetch, convert, reconcile and save a connection's operations. */
+export type DiscoveryDeps = Pick<
+  Services,
+  | 'config'
+  | 'orm'
+  | 'logger'
+  | 'mcp'
+  | 'metrics'
+  | 'notifier'
+  | 'descriptions'
+  | 'secrets'
+  | 'oauth'
+  | 'outbound'
+>;
+
+/** Turns: declare tools from the cache, call them, record every call. */
+export type TurnDeps = Pick<
+  Services,
+  'config' | 'orm' | 'logger' | 'metrics' | 'mcp' | 'oauth' | 'outbound' | 'secrets'
+>;

@@ -1,5 +1,5 @@
 import type { McpAuth, McpEndpoint } from '../mcp/client.js';
-import type { Services } from '../services.js';
+import type { EndpointDeps } from '../services.js';
 import { CredentialKind } from './connection.entity.js';
 import { credentialAad } from './connection.service.js';
 import { AppError } from '../errors.js';
@@ -22,7 +22,7 @@ export interface ConnectionTarget {
 }
 
 /** The plain key of a BEARER or HEADER connection; null for others. Never log it. */
-export function openSecret(services: Services, target: ConnectionTarget): string | null {
+export function openSecret(services: EndpointDeps, target: ConnectionTarget): string | null {
   if (target.credentialKind !== CredentialKind.BEARER && target.credentialKind !== CredentialKind.HEADER)
     return null;
   return target.credentialSecret
@@ -54,7 +54,7 @@ function assertKeyMayGo(target: ConnectionTarget, url: string): void {
  * calls). Throws `KEY_ORIGIN_NOT_GIVEN` when the key was not given for that origin.
  */
 export function credentialHeaders(
-  services: Services,
+  services: EndpointDeps,
   target: ConnectionTarget,
   url: string,
 ): Record<string, string> {
@@ -70,7 +70,7 @@ export function credentialHeaders(
  * How the MCP client reaches a connection: address, credential, timeout, session key. Throws
  * `KEY_ORIGIN_NOT_GIVEN` when the connection's key was not given for the endpoint's origin.
  */
-export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEndpoint {
+export function mcpEndpoint(services: EndpointDeps, target: ConnectionTarget): McpEndpoint {
   assertKeyMayGo(target, target.endpointUrl ?? '');
   let auth: McpAuth = { kind: 'none' };
   const secret = openSecret(services, target);
@@ -87,7 +87,7 @@ export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEn
     protocolVersion: target.protocolVersion ?? null,
   };
   const oauth = services.oauth;
-  if (target.credentialKind === CredentialKind.OAUTH && oauth)
+  if (target.credentialKind === CredentialKind.OAUTH)
     endpoint.getAuthHeaders = () => oauth.authHeaders(target.id);
   return endpoint;
 }
@@ -97,17 +97,17 @@ export function mcpEndpoint(services: Services, target: ConnectionTarget): McpEn
  * rule 15): its key or named-header value, or its OAuth access and refresh tokens and client
  * secrets. `extra` adds secrets seen in flight (a token renewed during the call).
  */
-export async function connectionSecrets(services: Services, target: ConnectionTarget): Promise<string[]> {
+export async function connectionSecrets(services: EndpointDeps, target: ConnectionTarget): Promise<string[]> {
   const secrets: string[] = [];
   const key = openSecret(services, target);
   if (key !== null) secrets.push(key);
-  if (target.credentialKind === CredentialKind.OAUTH && services.oauth)
+  if (target.credentialKind === CredentialKind.OAUTH)
     secrets.push(...(await services.oauth.credentialSecrets(target.id)));
   return secrets;
 }
 
 export async function connectionScrubber(
-  services: Services,
+  services: EndpointDeps,
   target: ConnectionTarget,
   extra: readonly string[] = [],
 ): Promise<Scrubber> {

@@ -12,7 +12,7 @@ import type { Connection } from './connection.entity.js';
 import { keyTargets, originsOf } from './key-origins.js';
 
 /** Fetching a description through the outbound client (no credential), with errors a person can act on. */
-export function descriptionDeps(services: Services): LoadDeps {
+export function descriptionDeps(services: Pick<Services, 'outbound'>): LoadDeps {
   return {
     fetchText: async (url, maxBytes) => {
       try {

@@ -27,7 +27,7 @@ import { AppError, isAppError } from '../errors.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
-import type { Services } from '../services.js';
+import type { DiscoveryDeps } from '../services.js';
 import {
   DiscoveryOutcome,
   DiscoveryRun,
@@ -113,7 +113,7 @@ export interface DiscoveryResult {
 }
 
 /** Reads an MCP server: initialize, every page of tools/list, end the session. */
-async function readMcp(services: Services, connection: Connection, seen: string[]): Promise<SourceListing> {
+async function readMcp(services: DiscoveryDeps, connection: Connection, seen: string[]): Promise<SourceListing> {
   const endpoint = mcpEndpoint(services, connection);
   const getAuthHeaders = endpoint.getAuthHeaders;
   if (getAuthHeaders) {
@@ -175,7 +175,7 @@ async function readMcp(services: Services, connection: Connection, seen: string[
 
 /** Reads an OpenAPI description (re-fetching its address, or the stored text) and converts it. */
 async function readOpenApi(
-  services: Services,
+  services: DiscoveryDeps,
   em: EntityManager,
   connection: Connection,
 ): Promise<SourceListing> {
@@ -250,7 +250,7 @@ export class DiscoveryService {
   readonly #admission = new KeyedSerial(DEFAULT_DISCOVERY_DB_SLOTS);
 
   constructor(
-    private readonly services: Services,
+    private readonly services: DiscoveryDeps,
     /** Called after a run changed operations, so caches on every instance can drop them. */
     private readonly onChanged: (connectionId: string, workspaceId: string) => Promise<void> = async () =>
       undefined,

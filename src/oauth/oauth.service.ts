@@ -15,10 +15,10 @@
  */
 import type { Principal } from '../auth/principal.js';
 import type { Connection } from '../connections/connection.entity.js';
-import type { Services } from '../services.js';
+import type { OAuthServiceDeps } from '../services.js';
 import { announceToolChange } from '../turns/cache-signal.js';
 import type { CallbackOutcome } from './callback-outcome.js';
-import { CallbackService } from './callback.service.js';
+import { CallbackService, type SignInDiscovery } from './callback.service.js';
 import type { OAuthDeps, SignInEffects } from './deps.js';
 import { outboundFetch } from './fetch.js';
 import { RenewalService, type RenewalOptions, type SweepResult } from './renewal.service.js';
@@ -40,7 +40,11 @@ export class OAuthService {
   readonly #callback: CallbackService;
   readonly #renewal: RenewalService;
 
-  constructor(services: Services, options: OAuthServiceOptions = {}) {
+  /**
+   * `discovery` is what a completed sign-in runs; app.ts passes one that forwards to the discovery
+   * service built after this one (discovery reads OAuth's headers, so one of the two comes first).
+   */
+  constructor(services: OAuthServiceDeps, discovery: SignInDiscovery, options: OAuthServiceOptions = {}) {
     const { now = Date.now, ...rest } = options;
     const { orm, logger, secrets, outbound, config } = services;
     const deps: OAuthDeps = { orm, logger, secrets, fetch: outboundFetch(outbound), now };
@@ -59,7 +63,7 @@ export class OAuthService {
       },
     };
     this.#signIn = new SignInService(deps, outbound, { ...rest, publicUrl: config.publicUrl });
-    this.#callback = new CallbackService(deps, effects, services.discovery);
+    this.#callback = new CallbackService(deps, effects, discovery);
     this.#renewal = new RenewalService(deps, effects, rest);
   }
 
@@ -68,7 +72,11 @@ export class OAuthService {
     return this.#signIn.redirectUri;
   }
 
-  beginSignIn(connection: Connection, principal: Principal, input?: BeginSignInInput): Promise<BeginSignInResult> {
+  beginSignIn(
+    connection: Connection,
+    principal: Principal,
+    input?: BeginSignInInput,
+  ): Promise<BeginSignInResult> {
     return this.#signIn.beginSignIn(connection, principal, input);
   }
 
@@ -84,7 +92,10 @@ export class OAuthService {
     return this.#renewal.credentialSecrets(connectionId);
   }
 
-  renewAfterRejection(connectionId: string, rejected: Record<string, string>): Promise<Record<string, string>> {
+  renewAfterRejection(
+    connectionId: string,
+    rejected: Record<string, string>,
+  ): Promise<Record<string, string>> {
     return this.#renewal.renewAfterRejection(connectionId, rejected);
   }
 

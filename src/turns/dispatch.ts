@@ -15,14 +15,14 @@ import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
-import type { Services } from '../services.js';
+import type { TurnDeps } from '../services.js';
 import { rejectionMessage, uncheckableMessage } from './arguments.js';
 import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
 import { argumentCheckOf, type CachedOperation } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 
 async function callOpenApi(
-  services: Services,
+  services: TurnDeps,
   op: CachedOperation,
   tool: string,
   args: JsonObject,
@@ -128,7 +128,7 @@ function keyRefused(op: CachedOperation, tool: string, url: string): CallResult 
 
 /** Dispatches a call to an MCP server or an OpenAPI endpoint. */
 export async function dispatch(
-  services: Services,
+  services: TurnDeps,
   op: CachedOperation,
   tool: string,
   args: JsonObject,
@@ -210,7 +210,7 @@ export async function dispatch(
  * refused the request, so nothing was done. Returns the scope, or null when this is not a step-up.
  */
 async function stepUpAfterRefusal(
-  services: Services,
+  services: TurnDeps,
   op: CachedOperation,
   outcome: CallToolOutcome,
 ): Promise<string | null> {
@@ -245,7 +245,7 @@ function bearerValues(headers: Record<string, string>): string[] {
  * operator sees it. The server refused the first request, so repeating it cannot double a side effect.
  */
 async function retryWithRenewedToken(
-  services: Services,
+  services: TurnDeps,
   op: CachedOperation,
   args: JsonObject,
   first: CallToolOutcome,

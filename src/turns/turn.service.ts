@@ -19,7 +19,7 @@ import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
-import type { Services } from '../services.js';
+import type { TurnDeps } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
 import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
@@ -199,7 +199,7 @@ export class TurnService {
   readonly #records: GroupCommit;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: TurnDeps,
     private readonly cache: ToolCache,
     private readonly maxTurns: number = DEFAULT_TURN_STATE_MAX,
     private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,

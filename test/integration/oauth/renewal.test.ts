@@ -57,7 +57,10 @@ async function signedIn(): Promise<{ id: string; uuid: string }> {
 
 /** Another instance of the service (another process, as far as renewal goes) whose clock is `aheadMs` ahead. */
 function later(aheadMs: number, options: OAuthServiceOptions = {}): OAuthService {
-  return new OAuthService(t.app.services, { now: () => Date.now() + aheadMs, ...options });
+  return new OAuthService(t.app.services, t.app.services.discovery, {
+    now: () => Date.now() + aheadMs,
+    ...options,
+  });
 }
 
 function endpoint(uuid: string, oauth: OAuthService): McpEndpoint {
