@@ -1,6 +1,7 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261201070000TraceContext } from '../../migrations/Migration20261201070000TraceContext.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
+import { Migration20261201101000UsageLive } from '../../migrations/Migration20261201101000UsageLive.js';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
 import { Migration20261130100000OAuth } from '../../migrations/Migration20261130100000OAuth.js';
 import { Migration20261130220000CallResends } from '../../migrations/Migration20261130220000CallResends.js';
@@ -30,4 +31,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201020000KeyOrigins', class: Migration20261201020000KeyOrigins },
   { name: 'Migration20261201040000Usage', class: Migration20261201040000Usage },
   { name: 'Migration20261201070000TraceContext', class: Migration20261201070000TraceContext },
+  { name: 'Migration20261201101000UsageLive', class: Migration20261201101000UsageLive },
 ];

@@ -74,3 +74,34 @@ export function percentile(histogram: readonly number[], p: number): number | nu
 export function addInto(into: number[], from: readonly number[]): void {
   for (let i = 0; i < from.length; i++) into[i] = (into[i] ?? 0) + from[i]!;
 }
+
+/**
+ * A histogram sent as its non-empty buckets, `index:count,…` (`sparseHistogramSql`), back into all
+ * HISTOGRAM_BUCKETS counts. Empty text: nothing counted. Read character by character: a question
+ * parses hundreds of these.
+ */
+export function parseSparseHistogram(text: string | null): number[] {
+  const out = new Array<number>(HISTOGRAM_BUCKETS).fill(0);
+  if (!text) return out;
+  const bad = () => new Error(`not a sparse histogram: "${text.slice(0, 100)}"`);
+  let i = 0;
+  while (i < text.length) {
+    let index = 0;
+    let digits = 0;
+    for (let c = text.charCodeAt(i++); c !== 58; c = text.charCodeAt(i++)) {
+      if (!(c >= 48 && c <= 57)) throw bad();
+      index = index * 10 + (c - 48);
+      digits++;
+    }
+    let count = 0;
+    let countDigits = 0;
+    for (let c = text.charCodeAt(i++); i <= text.length && c !== 44; c = text.charCodeAt(i++)) {
+      if (!(c >= 48 && c <= 57)) throw bad();
+      count = count * 10 + (c - 48);
+      countDigits++;
+    }
+    if (digits === 0 || countDigits === 0 || index >= HISTOGRAM_BUCKETS) throw bad();
+    out[index] = count;
+  }
+  return out;
+}

@@ -13,6 +13,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import { HISTOGRAM_COLUMNS } from './histogram.js';
+import { forgetRollupMarks } from './marks.js';
 import { KEY_COLUMNS, rawCallsSql, sumHistogram, uuidFloorSql } from './sql.js';
 
 /** Most hours summed per statement (a first run over a long history takes several). */
@@ -33,8 +34,11 @@ const SUMS = `sum(calls)::int, sum(duration_count)::int, sum(duration_sum)::bigi
 const HOURS_SQL = `
 insert into usage_hour (${COLUMNS})
 select bucket_start, ${KEYS}, ${SUMS}
-from (${rawCallsSql(`tc.id >= ${uuidFloorSql(`(?::timestamptz - interval '1 hour')`)} and tc.id < ${uuidFloorSql(`(?::timestamptz + interval '1 hour')`)}
-      and tc.started_at >= ?::timestamptz and tc.started_at < ?::timestamptz`)}) raw
+from (${rawCallsSql(
+  `tc.id >= ${uuidFloorSql(`(?::timestamptz - interval '1 hour')`)} and tc.id < ${uuidFloorSql(`(?::timestamptz + interval '1 hour')`)}
+      and tc.started_at >= ?::timestamptz and tc.started_at < ?::timestamptz`,
+  { assistant: true, connection: true },
+)}) raw
 group by bucket_start, ${KEYS}`;
 
 const DAYS_SQL = `
@@ -73,6 +77,7 @@ export class UsageRollup {
       hours += done;
       if (done === 0) break;
     }
+    if (hours > 0) forgetRollupMarks(this.orm);
     return hours;
   }
 

@@ -1,11 +1,14 @@
 /**
  * One usage question, one SQL statement (I/O): whole days from `usage_day`, rolled-up hours from
- * `usage_hour`, and the calls not yet rolled up straight from `turn_call`, summed per bucket and
- * group. Percentiles are read from the summed histograms in `summarize` (pure).
+ * `usage_hour`, and the calls not yet rolled up straight from `turn_call` (by workspace and start
+ * time), summed per bucket and group. Which range each part reads is decided beforehand from the
+ * roll-up's marks (`usageParts`, pure), so every bound is a constant the planner sees. Percentiles
+ * are read from the summed histograms in `summarize` (pure).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { HISTOGRAM_COLUMNS } from './histogram.js';
-import { ERROR_STATUSES_SQL, rawCallsSql, sumHistogram, uuidFloorSql } from './sql.js';
+import { HISTOGRAM_COLUMNS, parseSparseHistogram } from './histogram.js';
+import { usageParts, type RollupMarks, type TimeRange } from './parts.js';
+import { ERROR_STATUSES_SQL, rawCallsSql, sparseHistogramSql } from './sql.js';
 import { UsageBucket } from './window.js';
 
 export enum UsageGroupBy {
@@ -40,57 +43,75 @@ export interface UsageQuery {
   groupBy: UsageGroupBy | null;
 }
 
-// Scalar subqueries (init plans), so each bound is a constant to the planner and reads an index range.
-const HOURS_UNTIL = '(select hours_until from usage_rollup where id = 1)';
-const DAYS_UNTIL = '(select days_until from usage_rollup where id = 1)';
+const SOURCE_COLUMNS = `bucket_start, status, operation_key, connection_id, calls, duration_count, duration_sum, ${HISTOGRAM_COLUMNS.join(', ')}`;
 
-const ROLLED = (table: string, lower: string, upper: string) => `
-  select bucket_start, status, operation_key, connection_id, calls, duration_count, duration_sum, ${HISTOGRAM_COLUMNS.join(', ')}
-  from ${table}
-  where workspace_id = ?::uuid and (?::uuid is null or assistant_id = ?::uuid)
-    and bucket_start >= ${lower} and bucket_start < ${upper}`;
+const iso = (ms: number) => new Date(ms).toISOString();
 
-function usageSql(bucket: UsageBucket, groupBy: UsageGroupBy | null): string {
-  const day = bucket === UsageBucket.DAY;
-  const liveFrom = `greatest(?::timestamptz, ${HOURS_UNTIL})`;
-  const live = rawCallsSql(`tc.workspace_id = ?::uuid and (?::uuid is null or t.assistant_id = ?::uuid)
-      and tc.id >= ${uuidFloorSql(`(${liveFrom} - interval '1 hour')`)}
-      and tc.started_at >= ${liveFrom} and tc.started_at < ?::timestamptz`);
-  return `
+/** The statement and its parameters (pure). */
+export function usageStatement(q: UsageQuery, marks: RollupMarks): { sql: string; params: unknown[] } {
+  const day = q.bucket === UsageBucket.DAY;
+  const parts = usageParts(q.from.getTime(), q.to.getTime(), day, marks);
+  const params: unknown[] = [];
+  const scope = (assistantColumn: string) => {
+    params.push(q.workspaceId);
+    if (q.assistantId === null) return '';
+    params.push(q.assistantId);
+    return ` and ${assistantColumn} = ?::uuid`;
+  };
+  const rolled = (table: string, r: TimeRange) => {
+    const assistant = scope('assistant_id');
+    params.push(iso(r.from), iso(r.to));
+    return `select ${SOURCE_COLUMNS} from ${table}
+  where workspace_id = ?::uuid${assistant} and bucket_start >= ?::timestamptz and bucket_start < ?::timestamptz`;
+  };
+  const sources: string[] = [];
+  if (parts.days) sources.push(rolled('usage_day', parts.days));
+  if (parts.hours) sources.push(rolled('usage_hour', parts.hours));
+  if (parts.live) {
+    // A call's assistant is its turn's: looked up (by primary key) only for an assistant's question.
+    const assistant = scope('(select t.assistant_id from turn t where t.id = tc.turn_id)');
+    params.push(iso(parts.live.from), iso(parts.live.to));
+    const calls = rawCallsSql(
+      `tc.workspace_id = ?::uuid${assistant} and tc.started_at >= ?::timestamptz and tc.started_at < ?::timestamptz`,
+      { assistant: false, connection: q.groupBy === UsageGroupBy.CONNECTION },
+    );
+    sources.push(`select ${SOURCE_COLUMNS} from (${calls}) live`);
+  }
+  const sql = `
 with src as (
-  ${day ? `${ROLLED('usage_day', '?::timestamptz', `least(?::timestamptz, ${DAYS_UNTIL})`)} union all` : ''}
-  ${ROLLED('usage_hour', day ? `greatest(?::timestamptz, ${DAYS_UNTIL})` : '?::timestamptz', `least(?::timestamptz, ${HOURS_UNTIL})`)}
-  union all
-  select bucket_start, status, operation_key, connection_id, calls, duration_count, duration_sum, ${HISTOGRAM_COLUMNS.join(', ')}
-  from (${live}) live
+  ${sources.join('\n  union all\n  ')}
 )
-select date_trunc('${day ? 'day' : 'hour'}', bucket_start, 'UTC') as bucket, ${GROUP_SQL[groupBy ?? 'NONE']} as grp,
-  sum(calls)::bigint as calls, coalesce(sum(calls) filter (where status in ${ERROR_STATUSES_SQL}), 0)::bigint as errors,
-  sum(duration_count)::bigint as duration_count, sum(duration_sum)::bigint as duration_sum, ${sumHistogram()}
+select date_trunc('${day ? 'day' : 'hour'}', bucket_start, 'UTC') as bucket, ${GROUP_SQL[q.groupBy ?? 'NONE']} as grp,
+  sum(calls)::float8 as calls, coalesce(sum(calls) filter (where status in ${ERROR_STATUSES_SQL}), 0)::float8 as errors,
+  sum(duration_count)::float8 as duration_count, sum(duration_sum)::float8 as duration_sum,
+  ${sparseHistogramSql()} as histogram
 from src
 group by 1, 2
 order by 1, 2`;
+  return { sql, params };
 }
 
-type Raw = Record<string, string | Date | null>;
+interface Raw {
+  bucket: Date;
+  grp: string | null;
+  calls: number;
+  errors: number;
+  duration_count: number;
+  duration_sum: number;
+  histogram: string;
+}
 
-/** Runs the question: rows per (bucket, group) that had calls, in bucket order. */
-export async function queryUsage(em: EntityManager, q: UsageQuery): Promise<UsageRow[]> {
-  const scope = [q.workspaceId, q.assistantId, q.assistantId];
-  const from = q.from.toISOString();
-  const to = q.to.toISOString();
-  const params: unknown[] = [];
-  if (q.bucket === UsageBucket.DAY) params.push(...scope, from, to);
-  params.push(...scope, from, to);
-  params.push(...scope, from, from, to);
-  const rows = await em.getConnection().execute<Raw[]>(usageSql(q.bucket, q.groupBy), params);
+/** Runs the question with the roll-up's `marks`: rows per (bucket, group) that had calls, in bucket order. */
+export async function queryUsage(em: EntityManager, q: UsageQuery, marks: RollupMarks): Promise<UsageRow[]> {
+  const { sql, params } = usageStatement(q, marks);
+  const rows = await em.getConnection().execute<Raw[]>(sql, params);
   return rows.map((r) => ({
-    bucket: new Date(r.bucket!),
-    group: r.grp as string | null,
-    calls: Number(r.calls),
-    errors: Number(r.errors),
-    durationCount: Number(r.duration_count),
-    durationSum: Number(r.duration_sum),
-    histogram: HISTOGRAM_COLUMNS.map((c) => Number(r[c])),
+    bucket: new Date(r.bucket),
+    group: r.grp,
+    calls: r.calls,
+    errors: r.errors,
+    durationCount: r.duration_count,
+    durationSum: r.duration_sum,
+    histogram: parseSparseHistogram(r.histogram),
   }));
 }

@@ -23,6 +23,7 @@ import { badInput } from '../graphql/errors.js';
 import { toGlobalId } from '../graphql/node.js';
 import { CallStatus } from '../turns/turn-call.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
+import { rollupMarks } from './marks.js';
 import { summarize, type UsageStats as Stats } from './summary.js';
 import { queryUsage, UsageGroupBy } from './usage.query.js';
 import { MAX_USAGE_BUCKETS, UsageBucket, usageWindow } from './window.js';
@@ -136,14 +137,12 @@ async function usage(
   const window = usageWindow(args.from, args.to, args.bucket);
   if (!window.ok) throw badInput(window.message);
   const groupBy = args.groupBy ?? null;
-  const rows = await queryUsage(ctx.em, {
-    workspaceId,
-    assistantId,
-    from: window.from,
-    to: window.to,
-    bucket: args.bucket,
-    groupBy,
-  });
+  const marks = await rollupMarks(ctx.services.orm, ctx.em);
+  const rows = await queryUsage(
+    ctx.em,
+    { workspaceId, assistantId, from: window.from, to: window.to, bucket: args.bucket, groupBy },
+    marks,
+  );
   const { total, series } = summarize(rows);
   return {
     from: window.from,
