@@ -15,6 +15,16 @@ import type { PeerTool } from './mcp-servers.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+let releaseSlow: () => void = () => undefined;
+const slowGate = new Promise<void>((resolve) => {
+  releaseSlow = resolve;
+});
+/**
+ * The slow tools answer only once `release()` is called: a call that timed out is seen to have
+ * returned while its tool had not answered (`answered` is 0), with no timing involved.
+ */
+export const slowTools = { answered: 0, release: () => releaseSlow() };
+
 /** Tools of every shape a call can have. */
 export const CRM_TOOLS: PeerTool[] = [
   {
@@ -40,7 +50,8 @@ export const CRM_TOOLS: PeerTool[] = [
     description: 'Takes its time',
     annotations: { readOnlyHint: true },
     handler: async () => {
-      await sleep(2_000);
+      await slowGate;
+      slowTools.answered++;
       return { content: [{ type: 'text', text: 'late' }] };
     },
   },
@@ -48,7 +59,8 @@ export const CRM_TOOLS: PeerTool[] = [
     name: 'slow_write',
     description: 'Takes its time, and writes',
     handler: async () => {
-      await sleep(2_000);
+      await slowGate;
+      slowTools.answered++;
       return { content: [{ type: 'text', text: 'late' }] };
     },
   },

@@ -3,6 +3,7 @@ import { DisableDocument, EnableDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
+import { waitUntil } from '../../support/wait.js';
 import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
 
 let A: TestApp;
@@ -25,35 +26,29 @@ afterAll(async () => {
 });
 
 describe('two instances on one database', () => {
-  it('should stop declaring and refuse calls on B within 1 s of a disable on A', async () => {
+  // How fast it travels (goal < 1 s) is measured by `npm run bench` (turns: disable propagation A → B).
+  it("should stop declaring and refuse calls on B after a disable on A, by A's NOTIFY", async () => {
     const turn = await begin(B, w, 'two');
     expect(turn.tools.map((x) => x.name)).toContain('shared__lookup');
     expect((await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status).toBe('SUCCEEDED');
 
-    const started = performance.now();
+    // B's tool cache has no expiry: only the NOTIFY can make B refuse. Without it, this never ends.
     await A.ok(DisableDocument, { input: { operationId: w.ops.lookup!.id, reason: 'incident' } }, w.operator);
-    let propagatedMs = Infinity;
-    while (performance.now() - started < 2_000) {
-      const res = await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' });
-      if (res.status === 'UNAVAILABLE') {
-        propagatedMs = performance.now() - started;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    console.log(`disable propagated from instance A to instance B in ${propagatedMs.toFixed(1)} ms`);
-    expect(propagatedMs).toBeLessThan(1_000);
+    await waitUntil(
+      async () => (await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status === 'UNAVAILABLE',
+    );
     expect((await begin(B, w, 'two-after')).tools.map((x) => x.name)).not.toContain('shared__lookup');
     await A.ok(EnableDocument, { input: { operationId: w.ops.lookup!.id } }, w.operator);
   });
 
   it('should show on a debugger subscribed to B the calls made through A', async () => {
+    const live = B.app.services.turnEvents.subscriberCount;
     const stream = await subscribeTurnEvents(B.wsUrl, w.customer, {
       assistantId: w.assistantId,
       conversationId: 'cross',
     });
     try {
-      await new Promise((r) => setTimeout(r, 100));
+      await waitUntil(() => B.app.services.turnEvents.subscriberCount > live);
       const turn = await begin(A, w, 'cross');
       await call(A, w, turn.turnId, 'shared__update', { email: 'x', plan: 'pro' });
       const events = await stream.waitFor((e) => e.some((x) => x.type === 'CALL_FINISHED'));
@@ -77,10 +72,7 @@ describe('two instances on one database', () => {
     // B cannot have heard the NOTIFY, yet it reads the truth from the database.
     expect((await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status).toBe('UNAVAILABLE');
     await A.ok(EnableDocument, { input: { operationId: w.ops.lookup!.id } }, w.operator);
-    const deadline = Date.now() + 5_000;
-    while (!B.app.services.notifier.healthy && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    expect(B.app.services.notifier.healthy).toBe(true);
+    await waitUntil(() => B.app.services.notifier.healthy);
     expect((await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status).toBe('SUCCEEDED');
   });
 });
