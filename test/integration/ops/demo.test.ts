@@ -113,6 +113,21 @@ describe('npm run demo -- --exit', { timeout: 180_000 }, () => {
     ]);
   });
 
+  it('should exit 1 naming the step and the reason when a step cannot do what it claims', async () => {
+    // Loopback refused: the local sources cannot be connected, so the demo must stop at step 4.
+    const { code, stdout, stderr } = await demo({
+      DATABASE_URL: inject('databaseUrl'),
+      OUTBOUND_ALLOW_LOOPBACK: 'false',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /demo failed: step 4 \(Connect the local MCP server .*\) failed: userErrors: .*URL_REFUSED.*OUTBOUND_ALLOW_HOSTS/,
+    );
+    expect(stderr).not.toMatch(/\n\s+at [^\n]+:\d+:\d+/);
+    expect(stdout).not.toMatch(/^ ?5\. /m);
+    expect(stdout).not.toContain('steps succeeded');
+  });
+
   it('should stop at start with one line naming what to fix when the database does not exist', async () => {
     const url = new URL(inject('databaseUrl'));
     const name = `${url.pathname.slice(1)}_demo_typo`;
