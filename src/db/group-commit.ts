@@ -158,6 +158,7 @@ export function ormGroupCommitIo(orm: MikroORM): GroupCommitIo {
     one: (s) => orm.em.getConnection().execute<Row[]>(s.sql, [...s.params]),
     many: async (statements) => {
       const platform = orm.em.getPlatform();
+      // knex's Client type does not declare the driver methods used here: our own narrow view of it.
       const knex = orm.em.getConnection().getKnex().client as unknown as KnexClient;
       const texts = statements.map((s) => platform.formatQuery(s.sql, [...s.params]));
       for (const sql of texts) knex.emit('query', { sql, bindings: [] });

@@ -123,6 +123,7 @@ export class CallbackService {
     const { logger, secrets } = this.#deps;
     const connectionId = connection.id;
     const name = connection.name;
+    // Stored by sign-in from oauth4webapi's own validated AuthorizationServer: read back as that type.
     const server = signIn.serverMetadata as unknown as oauth.AuthorizationServer;
     const { client, auth } = storedClient(clientRow, secrets);
 

@@ -234,6 +234,7 @@ export class RenewalService {
     const connectionId = row.connection.id;
     const clientRow = await tx.findOneOrFail(OAuthClient, { id: row.client.id });
     const { client, auth } = storedClient(clientRow, secrets);
+    // Stored by sign-in from oauth4webapi's own validated AuthorizationServer: read back as that type.
     const server = row.serverMetadata as unknown as oauth.AuthorizationServer;
     const refreshToken = secrets.open(row.refreshToken!, tokenAad(connectionId, 'refresh'));
     let tokens: oauth.TokenEndpointResponse;

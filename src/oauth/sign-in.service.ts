@@ -103,6 +103,7 @@ export class SignInService {
       issuer: target.issuer,
       resource: target.resource,
       redirectUri: this.redirectUri,
+      // oauth4webapi's AuthorizationServer is plain JSON from the metadata document, typed as an interface.
       serverMetadata: target.server as unknown as JsonObject,
       codeVerifier: secrets.seal(verifier, codeVerifierAad(stateHash)),
       expiresAt,

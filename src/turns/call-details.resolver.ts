@@ -22,8 +22,6 @@ import {
 } from 'type-graphql';
 import type { Context } from '../graphql/context.js';
 import type { JsonObject } from '../operations/types.js';
-import type { EventResult } from './event-payload.js';
-import type { ProgressLine, ProgressRecord } from './progress.js';
 import { TurnCall } from './turn-call.entity.js';
 
 export enum ProgressKindType {
@@ -75,18 +73,19 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** A stored result payload as the GraphQL type; null when absent (a call recorded before 0.2). */
 export function toToolResult(value: unknown): ToolResultType | null {
+  // Stored JSON, read field by field: each is checked before it is used.
   if (!isObject(value) || !Array.isArray(value.content)) return null;
-  const r = value as unknown as EventResult;
+  const content: unknown[] = value.content;
   return {
-    content: r.content.filter(isObject) as JsonObject[],
-    structuredContent: isObject(r.structuredContent) ? (r.structuredContent) : null,
-    truncated: r.truncated === true,
+    content: content.filter(isObject) as JsonObject[],
+    structuredContent: isObject(value.structuredContent) ? (value.structuredContent as JsonObject) : null,
+    truncated: value.truncated === true,
   };
 }
 
 export function toProgressLineType(value: unknown): ProgressLineType | null {
   if (!isObject(value)) return null;
-  const l = value as unknown as ProgressLine;
+  const l = value;
   if (l.kind !== 'PROGRESS' && l.kind !== 'LOG') return null;
   return {
     kind: l.kind === 'LOG' ? ProgressKindType.LOG : ProgressKindType.PROGRESS,
@@ -100,9 +99,9 @@ export function toProgressLineType(value: unknown): ProgressLineType | null {
 
 function toProgress(value: unknown): { lines: ProgressLineType[]; dropped: number } {
   if (!isObject(value)) return { lines: [], dropped: 0 };
-  const r = value as unknown as ProgressRecord;
+  const r = value;
   const lines = Array.isArray(r.lines)
-    ? r.lines.map(toProgressLineType).filter((l): l is ProgressLineType => l !== null)
+    ? (r.lines as unknown[]).map(toProgressLineType).filter((l): l is ProgressLineType => l !== null)
     : [];
   return { lines, dropped: typeof r.dropped === 'number' ? r.dropped : 0 };
 }
