@@ -93,7 +93,11 @@ export function graphqlClient(endpoint: string): { gql: Gql; close: () => Promis
   };
 }
 
-export async function startBenchApp(databaseUrl: string): Promise<BenchApp> {
+/** The service in this process (`env`: more configuration, e.g. a roll-up that stays still). */
+export async function startBenchApp(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<BenchApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ct-bench-app-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -102,6 +106,7 @@ export async function startBenchApp(databaseUrl: string): Promise<BenchApp> {
     DATA_DIR: dataDir,
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
+    ...env,
   });
   const queries: string[] = [];
   const app = await startApp(config, createLogger('silent'), {
