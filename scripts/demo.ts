@@ -21,7 +21,7 @@ import { mintToken } from '../src/auth/auth.service.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startFailureLine } from '../src/start-errors.js';
-import { startMcpPeer, startOpenApiPeer, type Peer } from './demo/peers.js';
+import type { Peer } from './demo/peers.js';
 import { DemoError, runSteps } from './demo/steps.js';
 
 const USAGE = `npm run demo [-- --exit]
@@ -105,6 +105,13 @@ async function adminToken(started: App): Promise<{ token: string; where: string 
 
 try {
   print('Starting a local MCP server and a local OpenAPI service…');
+  // The local sources use development dependencies (the MCP SDK, zod): say so, not a stack.
+  const { startMcpPeer, startOpenApiPeer } = await import('./demo/peers.js').catch((err: unknown) => {
+    if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    return fail(
+      `demo: ${(err as Error).message.split('\n')[0]}\nnpm run demo needs the development dependencies: run npm ci (or npm install) without --omit=dev.`,
+    );
+  });
   peers.push(await startMcpPeer(), await startOpenApiPeer());
   const [mcp, openApi] = peers as [Peer, Peer];
   print(`  MCP server (SDK, Streamable HTTP): ${mcp.url}`);
