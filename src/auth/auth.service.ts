@@ -42,7 +42,11 @@ export class AuthService {
   readonly #events = new EventEmitter();
   #notifier: Pick<Notifier, 'healthy'> | null = null;
 
-  constructor(notifier?: Pick<Notifier, 'healthy' | 'onAuth' | 'onReset'>) {
+  /** `now`: the clock of the lookup cache (a token's expiry is checked by the database's own). */
+  constructor(
+    notifier?: Pick<Notifier, 'healthy' | 'onAuth' | 'onReset'>,
+    private readonly now: () => number = Date.now,
+  ) {
     this.#events.setMaxListeners(0);
     if (notifier) {
       this.#notifier = notifier;
@@ -76,7 +80,7 @@ export class AuthService {
   async authenticate(em: EntityManager, token: string | null): Promise<Principal | null> {
     if (!token || !isWellFormedToken(token)) return null;
     const hash = hashToken(token);
-    const now = Date.now();
+    const now = this.now();
     // Without LISTEN, a revocation elsewhere would go unheard: read the database every time.
     const trusted = this.#notifier === null || this.#notifier.healthy;
     const hit = trusted ? this.#cache.get(hash) : undefined;
