@@ -7,6 +7,7 @@ import { SecretBox } from './connections/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres, type SuperviseOptions } from './db/embedded.js';
 import { Notifier } from './db/notifier.js';
 import { currentUser, migrate, openOrm, requireDatabase } from './db/orm.js';
+import { PartitionMaintainer } from './db/partitions.js';
 import { grantServiceRole, ROLE_PROBLEMS_SQL, roleWarning, type RoleProblems } from './db/roles.js';
 import { DiscoveryService } from './discovery/discover.js';
 import { closeInterruptedRuns } from './discovery/recovery.js';
@@ -58,7 +59,7 @@ export async function openDatabase(
   logger: Logger,
   onQuery?: (sql: string) => void,
   supervise: SuperviseOptions | null = null,
-): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string }> {
+): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string; ownerUrl: string }> {
   let embedded: EmbeddedPostgres | null = null;
   let url = config.databaseUrl;
   // The owner's URL when migrations run apart from the service (README, "Two database roles").
@@ -84,7 +85,8 @@ export async function openDatabase(
       });
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     }
-    return { orm, embedded, url };
+    // Schema changes after migration (the turn tables' partitions) need the owner.
+    return { orm, embedded, url, ownerUrl: ownerUrl ?? url };
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -147,7 +149,7 @@ function poolUse(orm: MikroORM): { used: number; free: number; pending: number }
 }
 
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const { orm, embedded, url } = await openDatabase(config, logger, options.onQuery, {
+  const { orm, embedded, url, ownerUrl } = await openDatabase(config, logger, options.onQuery, {
     logger,
     onFatal:
       options.onDatabaseLost ??
@@ -214,6 +216,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       metrics,
     };
     // Intents left open by a crash or a database outage are closed before this instance serves.
+    // Today's and the next days' partitions exist before this instance records a call (rows would
+    // still land in the default partition); then kept ahead, and old days dropped (retention).
+    const partitions = new PartitionMaintainer(ownerUrl, logger, { retentionDays: config.turnRetentionDays });
+    await partitions
+      .runOnce()
+      .catch((err: unknown) =>
+        logger.warn({ err }, 'turn partition maintenance failed; it runs again later'),
+      );
     const ledgerSweep = new LedgerSweep(orm, logger, config.ledgerSweep);
     await ledgerSweep.runOnce().catch((err: unknown) => logger.error({ err }, 'the ledger sweep failed'));
     const firstAdminToken =
@@ -243,6 +253,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     ledgerSweep.start();
     const usageRollup = new UsageRollup(orm, logger, config.usageRollup);
     usageRollup.start();
+    partitions.start();
     let stopping: Promise<void> | null = null;
     return {
       services,
@@ -258,6 +269,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           services.turns.close();
           await ledgerSweep.stop();
           await usageRollup.stop();
+          await partitions.stop();
           await services.mcp.whenIdle();
           await outbound.close();
           await services.descriptions.close();

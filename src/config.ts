@@ -100,6 +100,11 @@ export interface Config {
   ledgerSweep: { afterMs: number; everyMs: number };
   /** Usage roll-up: runs every `everyMs`; an hour is summed `settleMs` after it ends (README, "Usage"). */
   usageRollup: { everyMs: number; settleMs: number };
+  /**
+   * Whole UTC days of `turn_call` and `turn_event` older than this are dropped (0: kept for good);
+   * the ledger is never dropped (src/db/partitions.ts, README "Running at scale").
+   */
+  turnRetentionDays: number;
   /** Group commit of the call path's records (src/db/group-commit.ts); maxBatch 1 turns it off. */
   recordBatch: { maxBatch: number; inFlight: number };
   /** Public address of this service, for the OAuth redirect URI. */
@@ -141,9 +146,21 @@ export interface Limits {
  */
 function usageRollup(env: Record<string, string | undefined>): { everyMs: number; settleMs: number } {
   const afterMs = int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000);
-  const sweepEveryMs = int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000);
+  const sweepEveryMs = int(
+    env,
+    'LEDGER_SWEEP_EVERY_MS',
+    DEFAULT_LEDGER_SWEEP_EVERY_MS,
+    1_000,
+    24 * 3_600_000,
+  );
   const floor = afterMs + 2 * sweepEveryMs;
-  const settleMs = int(env, 'USAGE_SETTLE_MS', Math.max(DEFAULT_USAGE_SETTLE_MS, floor), 0, 8 * 24 * 3_600_000);
+  const settleMs = int(
+    env,
+    'USAGE_SETTLE_MS',
+    Math.max(DEFAULT_USAGE_SETTLE_MS, floor),
+    0,
+    8 * 24 * 3_600_000,
+  );
   if (settleMs < floor) {
     throw new ConfigError(
       `USAGE_SETTLE_MS must be at least LEDGER_SWEEP_AFTER_MS + 2 × LEDGER_SWEEP_EVERY_MS (${floor}), so that no call is recorded after its hour was summed; got ${settleMs}`,
@@ -160,6 +177,17 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** TURN_RETENTION_DAYS: 0 (keep), or more days than the ledger sweep may still need a call's events. */
+function turnRetentionDays(env: Record<string, string | undefined>): number {
+  const days = int(env, 'TURN_RETENTION_DAYS', 0, 0, 36_500);
+  const afterMs = int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000);
+  if (days > 0 && days * 86_400_000 <= afterMs + 86_400_000)
+    throw new ConfigError(
+      `TURN_RETENTION_DAYS must be 0 (keep everything) or more than a day beyond LEDGER_SWEEP_AFTER_MS, so that the sweep still finds the calls it closes; got ${days}`,
+    );
+  return days;
+}
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -310,6 +338,7 @@ export function loadConfig(env: Env = process.env): Config {
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),
     },
     usageRollup: usageRollup(env),
+    turnRetentionDays: turnRetentionDays(env),
     toolArguments: {
       maxDepth: int(env, 'TOOL_ARGS_MAX_DEPTH', DEFAULT_TOOL_ARGS_MAX_DEPTH, 1, 1_000),
       maxBytes: int(env, 'TOOL_ARGS_MAX_BYTES', DEFAULT_TOOL_ARGS_MAX_BYTES, 1024, 16 * 1024 * 1024),

@@ -15,6 +15,11 @@ import type { Logger } from '../logger.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnEventType } from './turn-event.entity.js';
 
+/**
+ * A signalled event was written moments before its NOTIFY; reading it by seq with this bound on
+ * `created_at` (a day, far beyond any clock skew) keeps the read to the newest daily partitions.
+ */
+const SIGNALLED_EVENT_MAX_AGE_MS = 86_400_000;
 /** Stored events read per query during a replay: what one subscription holds at most while replaying. */
 export const DEFAULT_REPLAY_PAGE = 200;
 /** Stored events one subscription replays before it is told to resubscribe from where it got to. */
@@ -132,8 +137,9 @@ export class TurnEventHub {
         const rows = await this.orm.em
           .getConnection()
           .execute<Row[]>(
-            `select * from turn_event where seq in (${seqs.map(() => '?').join(',')}) order by seq`,
-            seqs,
+            // Only fresh events are signalled: the bound keeps the read to the last day's partitions.
+            `select * from turn_event where seq in (${seqs.map(() => '?').join(',')}) and created_at >= ? order by seq`,
+            [...seqs, new Date(Date.now() - SIGNALLED_EVENT_MAX_AGE_MS)],
           );
         for (const row of rows) {
           const event = toRecord(row);

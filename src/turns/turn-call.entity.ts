@@ -1,4 +1,4 @@
-import { Entity, Enum, ManyToOne, PrimaryKey, Property, Unique, type Opt, type Ref } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, PrimaryKey, Property, type Opt, type Ref } from '@mikro-orm/core';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
@@ -36,9 +36,13 @@ registerEnumType(CallStatus, {
   },
 });
 
-/** One tool call in a turn. History outlives a deleted operation: the key is kept as a string. */
+/**
+ * One tool call in a turn. History outlives a deleted operation: the key is kept as a string.
+ * Partitioned by day of its id (UUIDv7) and without foreign keys in the database: see migration
+ * 20261201110000 and src/db/partitions.ts.
+ */
 @Entity({ tableName: 'turn_call' })
-@Unique({ properties: ['turn', 'seq'] })
+@Index({ properties: ['turn', 'seq'] })
 @ObjectType({ implements: Node })
 export class TurnCall extends Node {
   @PrimaryKey({ type: 'uuid' })

@@ -20,4 +20,16 @@ describe('call-path settings', () => {
     expect(() => loadConfig({ RECORD_BATCH_MAX: '0' })).toThrow(ConfigError);
     expect(() => loadConfig({ RECORD_BATCH_IN_FLIGHT: '9' })).toThrow(/RECORD_BATCH_IN_FLIGHT/);
   });
+
+  it('should keep turns for good unless TURN_RETENTION_DAYS is set, and refuse a retention the ledger sweep could outrun', () => {
+    expect(loadConfig({}).turnRetentionDays).toBe(0);
+    expect(loadConfig({ TURN_RETENTION_DAYS: '30' }).turnRetentionDays).toBe(30);
+    expect(loadConfig({ TURN_RETENTION_DAYS: '2' }).turnRetentionDays).toBe(2);
+    // The sweep closes calls 10 minutes old by default; a day's margin beyond LEDGER_SWEEP_AFTER_MS.
+    expect(() => loadConfig({ TURN_RETENTION_DAYS: '1' })).toThrow(/TURN_RETENTION_DAYS/);
+    expect(() =>
+      loadConfig({ TURN_RETENTION_DAYS: '3', LEDGER_SWEEP_AFTER_MS: String(3 * 86_400_000) }),
+    ).toThrow(/TURN_RETENTION_DAYS/);
+    expect(() => loadConfig({ TURN_RETENTION_DAYS: '-1' })).toThrow(ConfigError);
+  });
 });
