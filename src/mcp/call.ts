@@ -1,0 +1,273 @@
+/**
+ * The call policy of the turn path: one `tools/call` through the transport, with the session
+ * re-send and the retry `mayRetry` allows, mapped to a `CallToolOutcome`.
+ *
+ * Sessions (DESIGN.md rule 6): a call uses the session this process holds for the connection, else
+ * goes without one; on 400 or 404 it asks for a session (one handshake shared by every waiting
+ * call) and sends the call once more: a re-send of a refused request, counted in the outcome's
+ * `resends`, not in `attempts`. A call to a connection discovered as modern (2026-07-28) is
+ * stateless, until an answer shows a legacy server.
+ *
+ * Retries (DESIGN.md rule 7), decided by `mayRetry` (`operations/retry.ts`): besides the session
+ * re-send, at most one retry after a failure: after a timeout or a broken connection only for READ
+ * or idempotent tools; after a failed connect (the request provably never reached the server) for
+ * any tool, so that no side effect happens twice. Every attempt has a new JSON-RPC id, and an
+ * abandoned id gets a best-effort `notifications/cancelled`.
+ *
+ * Failures (DESIGN.md rule 8): `callTool` never throws for an upstream problem; it returns a
+ * `CallToolOutcome`.
+ */
+import { performance } from 'node:perf_hooks';
+import { OutboundError, OutboundErrorCode } from '../http/outbound.js';
+import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
+import type { JsonObject } from '../operations/types.js';
+import {
+  answersLegacy,
+  handshakeFailure,
+  modernToolResult,
+  toolResult,
+  withBase,
+  type Tally,
+} from './outcome.js';
+import { paramHeaderValues, paramHeadersOf } from './param-headers.js';
+import type { McpSessions } from './session.js';
+import { AuthHeadersFailed, raceSignal, type McpTransport, type Reply, type Wire } from './transport.js';
+import {
+  timeoutOf,
+  type CallToolOptions,
+  type CallToolOutcome,
+  type McpEndpoint,
+  type McpSettings,
+} from './types.js';
+import { errorOfBody, isModernVersion, MODERN_VERSIONS, modernHeaders, modernMeta } from './versions.js';
+
+export class McpCalls {
+  readonly #transport: McpTransport;
+  readonly #sessions: McpSessions;
+  readonly #settings: McpSettings;
+
+  constructor(transport: McpTransport, sessions: McpSessions, settings: McpSettings) {
+    this.#transport = transport;
+    this.#sessions = sessions;
+    this.#settings = settings;
+  }
+
+  /**
+   * Calls one tool. Never throws for an upstream problem: every failure is an outcome. See the
+   * module comment for the session and retry rules.
+   */
+  async callTool(
+    ep: McpEndpoint,
+    name: string,
+    args: JsonObject,
+    options: CallToolOptions,
+  ): Promise<CallToolOutcome> {
+    const started = performance.now();
+    const timeoutMs = timeoutOf(this.#settings, ep, options.timeoutMs);
+    const { signal } = options;
+    const retryBase = { risk: options.risk, idempotent: options.idempotent };
+    const traceMeta: Record<string, string> = {};
+    const traceHeaders: Record<string, string> = {};
+    if (options.trace) {
+      traceMeta.traceparent = traceHeaders.traceparent = options.trace.traceparent;
+      if (options.trace.tracestate !== undefined)
+        traceMeta.tracestate = traceHeaders.tracestate = options.trace.tracestate;
+    }
+    const hasTrace = options.trace !== undefined;
+    // A receiver of notifications gets a progress token in `_meta`, so servers report progress.
+    const { onNotification } = options;
+    const progressToken = `ct-${this.#transport.peekId()}-${Math.floor(performance.now())}`;
+    if (onNotification) traceMeta.progressToken = progressToken;
+    const notify = onNotification
+      ? (method: string, p: unknown) => onNotification({ method, params: p, progressToken })
+      : undefined;
+    const params = JSON.stringify(
+      hasTrace || onNotification ? { name, arguments: args, _meta: traceMeta } : { name, arguments: args },
+    );
+    // A connection discovered as modern is called statelessly, until an answer shows a legacy server.
+    let modern = isModernVersion(ep.protocolVersion);
+    const modernVersion = ep.protocolVersion ?? MODERN_VERSIONS[0]!;
+    const modernParams = modern
+      ? JSON.stringify({
+          name,
+          arguments: args,
+          _meta: modernMeta(modernVersion, this.#settings.clientInfo, traceMeta),
+        })
+      : '';
+    const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
+    const paramHeaders = mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {};
+    const tally: Tally = { attempts: 0, resends: 0 };
+    /** The server refused the request before acting: may it be sent once more (not an attempt)? */
+    const mayResend = (): boolean =>
+      mayRetry({
+        ...retryBase,
+        attempts: tally.attempts,
+        resends: tally.resends,
+        failure: 'refused_before_acting',
+        reachedServer: true,
+      }).retry;
+    let sessionId = modern ? undefined : this.#sessions.held(ep.id)?.sessionId;
+
+    for (;;) {
+      tally.attempts++;
+      const id = this.#transport.newId();
+      const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${modern ? modernParams : params}}`;
+      const wire: Wire | undefined = modern
+        ? {
+            version: modernVersion,
+            headers: {
+              ...traceHeaders,
+              ...paramHeaders,
+              ...modernHeaders(modernVersion, 'tools/call', name),
+            },
+          }
+        : hasTrace
+          ? { version: this.#sessions.versionFor(ep, sessionId), headers: traceHeaders }
+          : undefined;
+      let reply: Reply;
+      try {
+        reply = await this.#transport.send(ep, sessionId, id, body, timeoutMs, signal, wire, notify);
+      } catch (err) {
+        if (err instanceof AuthHeadersFailed) {
+          return withBase(
+            {
+              kind: 'auth_required',
+              wwwAuthenticate: null,
+              message: 'credentials for the tool server could not be obtained',
+            },
+            tally,
+            started,
+          );
+        }
+        const failure =
+          err instanceof OutboundError
+            ? err
+            : new OutboundError(OutboundErrorCode.TRANSPORT_ERROR, 'the call failed unexpectedly', {
+                reachedServer: true,
+                cause: err,
+              });
+        // On a modern connection the closed stream is the cancellation (no notification exists).
+        if (failure.reachedServer && !modern)
+          this.#transport.cancel(
+            ep,
+            sessionId,
+            id,
+            failure.code === OutboundErrorCode.ABORTED ? 'cancelled' : 'abandoned',
+          );
+        const again = mayRetry({
+          ...retryBase,
+          attempts: tally.attempts,
+          resends: tally.resends,
+          failure: failureOfOutboundCode(failure.code),
+          reachedServer: failure.reachedServer,
+        });
+        if (again.retry) continue;
+        if (failure.code === OutboundErrorCode.ABORTED)
+          return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, tally, started);
+        if (failure.code === OutboundErrorCode.TIMEOUT) {
+          return withBase(
+            {
+              kind: 'timeout',
+              timeoutMs,
+              message: `the tool server did not answer within ${timeoutMs} ms`,
+            },
+            tally,
+            started,
+          );
+        }
+        // No retry: the same outcome as any other transport failure.
+        return withBase(
+          {
+            kind: 'transport_error',
+            code: failure.code,
+            reachedServer: failure.reachedServer,
+            message: failure.message,
+          },
+          tally,
+          started,
+        );
+      }
+
+      // A modern request refused in a way no modern server refuses: the server is legacy (or was
+      // replaced by one). It gets the legacy path: initialize, then the call once more.
+      const legacyAnswer =
+        modern &&
+        mayResend() &&
+        ((reply.type === 'http' &&
+          reply.status !== 401 &&
+          reply.status >= 400 &&
+          reply.status < 500 &&
+          answersLegacy(errorOfBody(reply.bodyExcerpt))) ||
+          (reply.type === 'rpc_error' && answersLegacy(reply.error)));
+      if (legacyAnswer) {
+        modern = false;
+        try {
+          sessionId = await raceSignal(this.#sessions.ensure(ep, undefined, timeoutMs), signal);
+        } catch (err) {
+          return withBase(handshakeFailure(err), tally, started);
+        }
+        // The refused request did nothing: sending it again is the same attempt.
+        tally.attempts--;
+        tally.resends++;
+        continue;
+      }
+      switch (reply.type) {
+        case 'result':
+          return withBase(modern ? modernToolResult(reply.result) : toolResult(reply.result), tally, started);
+        case 'rpc_error':
+          return withBase(
+            {
+              kind: 'protocol_error',
+              code: 'JSONRPC_ERROR',
+              rpcError: reply.error,
+              message: `the tool server returned JSON-RPC error ${reply.error.code}`,
+            },
+            tally,
+            started,
+          );
+        case 'protocol':
+          return withBase(
+            { kind: 'protocol_error', code: reply.problem, rpcError: null, message: reply.detail },
+            tally,
+            started,
+          );
+        case 'http': {
+          if ((reply.status === 400 || reply.status === 404) && mayResend()) {
+            // The server wants a session, or ours ended: one handshake (shared), then one re-send.
+            try {
+              sessionId = await raceSignal(this.#sessions.ensure(ep, sessionId, timeoutMs), signal);
+            } catch (err) {
+              return withBase(handshakeFailure(err), tally, started);
+            }
+            // The refused request did nothing: sending it again is the same attempt.
+            tally.attempts--;
+            tally.resends++;
+            continue;
+          }
+          if (reply.status === 401) {
+            return withBase(
+              {
+                kind: 'auth_required',
+                wwwAuthenticate: reply.wwwAuthenticate,
+                message: 'the tool server requires authorization (HTTP 401)',
+              },
+              tally,
+              started,
+            );
+          }
+          return withBase(
+            {
+              kind: 'http_error',
+              status: reply.status,
+              bodyExcerpt: reply.bodyExcerpt,
+              wwwAuthenticate: reply.wwwAuthenticate,
+              message: `the tool server answered HTTP ${reply.status}`,
+            },
+            tally,
+            started,
+          );
+        }
+      }
+    }
+  }
+}

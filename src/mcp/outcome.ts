@@ -1,0 +1,150 @@
+/**
+ * A call's outcome from what happened (pure): the tool's result (legacy or modern), a failed
+ * session handshake, and the attempts, re-sends and wall time every outcome carries.
+ */
+import { performance } from 'node:perf_hooks';
+import { OutboundError, OutboundErrorCode } from '../http/outbound.js';
+import type { JsonObject, JsonValue } from '../operations/types.js';
+import { isObject } from './transport.js';
+import {
+  McpClientError,
+  McpErrorCode,
+  type CallToolOutcome,
+  type OutcomeBody,
+  type ProtocolProblem,
+  type RpcErrorInfo,
+} from './types.js';
+import {
+  describeInputRequests,
+  isLegacyVersion,
+  judgeModernError,
+  pickVersion,
+  resultTypeOf,
+} from './versions.js';
+
+/** Requests of one call so far: attempts, and re-sends of a refused request. */
+export interface Tally {
+  attempts: number;
+  resends: number;
+}
+
+/** Completes an outcome with its attempts, re-sends and wall time. */
+export function withBase(outcome: OutcomeBody, tally: Tally, started: number): CallToolOutcome {
+  return {
+    ...outcome,
+    attempts: tally.attempts,
+    resends: tally.resends,
+    durationMs: Math.round((performance.now() - started) * 100) / 100,
+  };
+}
+
+/** Whether a modern request's error shows a legacy server (or one that speaks only legacy versions). */
+export function answersLegacy(error: unknown): boolean {
+  const verdict = judgeModernError(error);
+  if (verdict.kind === 'legacy') return true;
+  return verdict.kind === 'unsupported_version' && isLegacyVersion(pickVersion(verdict.supported));
+}
+
+/** A modern `tools/call` result: `resultType` first (absent means complete). */
+export function modernToolResult(result: unknown): OutcomeBody {
+  if (isObject(result)) {
+    const type = resultTypeOf(result);
+    if (type === 'input_required') {
+      const needs = describeInputRequests(result);
+      return {
+        kind: 'input_required',
+        needs,
+        message: `the tool needs ${needs} before it can finish, which this platform cannot provide`,
+      };
+    }
+    if (type !== 'complete') {
+      return {
+        kind: 'protocol_error',
+        code: 'INVALID_RESULT_TYPE',
+        rpcError: null,
+        message: `the tools/call result has an unknown resultType ${JSON.stringify(type.invalid)}`,
+      };
+    }
+  }
+  return toolResult(result);
+}
+
+export function toolResult(result: unknown): OutcomeBody {
+  if (!isObject(result) || (result.content !== undefined && !Array.isArray(result.content))) {
+    return {
+      kind: 'protocol_error',
+      code: 'INVALID_RESPONSE',
+      rpcError: null,
+      message: 'the tools/call result is not an object with a content array',
+    };
+  }
+  return {
+    kind: result.isError === true ? 'tool_error' : 'success',
+    content: (result.content ?? []) as JsonValue[],
+    structuredContent: isObject(result.structuredContent) ? (result.structuredContent as JsonObject) : null,
+  };
+}
+
+/** Maps a failed session handshake inside a call to an outcome (without the base fields). */
+export function handshakeFailure(err: unknown): OutcomeBody {
+  if (err instanceof OutboundError) {
+    if (err.code === OutboundErrorCode.ABORTED)
+      return { kind: 'cancelled', message: 'the call was cancelled' };
+    return {
+      kind: 'transport_error',
+      code: err.code,
+      reachedServer: err.reachedServer,
+      message: `initialize: ${err.message}`,
+    };
+  }
+  if (err instanceof McpClientError) {
+    const d = err.data;
+    switch (err.code) {
+      case McpErrorCode.AUTH_REQUIRED:
+        return {
+          kind: 'auth_required',
+          wwwAuthenticate: (d.wwwAuthenticate as string | null) ?? null,
+          message: err.message,
+        };
+      case McpErrorCode.UPSTREAM_HTTP_ERROR:
+        return {
+          kind: 'http_error',
+          status: d.status as number,
+          bodyExcerpt: d.bodyExcerpt as string,
+          wwwAuthenticate: (d.wwwAuthenticate as string | null | undefined) ?? null,
+          message: err.message,
+        };
+      case McpErrorCode.TIMEOUT:
+        return { kind: 'timeout', timeoutMs: d.timeoutMs as number, message: err.message };
+      case McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+        return {
+          kind: 'protocol_error',
+          code: 'UNSUPPORTED_PROTOCOL_VERSION',
+          rpcError: null,
+          message: err.message,
+        };
+      case McpErrorCode.UPSTREAM_PROTOCOL_ERROR:
+        return {
+          kind: 'protocol_error',
+          code: d.reason as ProtocolProblem,
+          rpcError: (d.rpcError as RpcErrorInfo | undefined) ?? null,
+          message: err.message,
+        };
+      case McpErrorCode.UPSTREAM_UNAVAILABLE: {
+        const cause = err.cause instanceof OutboundError ? err.cause : null;
+        return {
+          kind: 'transport_error',
+          code: cause?.code ?? OutboundErrorCode.TRANSPORT_ERROR,
+          reachedServer: cause?.reachedServer ?? true,
+          message: err.message,
+        };
+      }
+    }
+  }
+  return {
+    kind: 'transport_error',
+    code: OutboundErrorCode.TRANSPORT_ERROR,
+    reachedServer: true,
+    message: 'initialize failed unexpectedly',
+  };
+}
