@@ -24,7 +24,6 @@ import { UserError } from '../graphql/user-error.js';
 import { Operation } from '../operations/operation.entity.js';
 import { type Risk, RiskLevel } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
-import { announceToolChange } from '../turns/cache-signal.js';
 import { DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
 import { Connection } from './connection.entity.js';
 import { CreateConnectionInput, DeleteConnectionInput, UpdateConnectionInput } from './connection.input.js';
@@ -135,9 +134,7 @@ export class ConnectionResolver {
     @Ctx() ctx: Context,
   ): Promise<ConnectionPayload> {
     const connection = await visibleConnection(ctx, input.connectionId);
-    const result = payload(await updateConnection(ctx.em, ctx.services, ctx.principal!, connection, input));
-    if (result.connection) await this.changed(ctx, connection);
-    return result;
+    return payload(await updateConnection(ctx.em, ctx.services, ctx.principal!, connection, input));
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
@@ -150,8 +147,7 @@ export class ConnectionResolver {
   ): Promise<DeleteConnectionPayload> {
     const connection = await visibleConnection(ctx, input.connectionId);
     const id = connection.nodeId;
-    await deleteConnection(ctx.em, ctx.principal!, connection);
-    await this.changed(ctx, connection);
+    await deleteConnection(ctx.em, ctx.services, ctx.principal!, connection);
     return { deletedConnectionId: id, userErrors: [] };
   }
 
@@ -180,15 +176,5 @@ export class ConnectionResolver {
       (o) => o.id,
       () => ctx.loaders.countOperationsOfConnection.load({ parentId: connection.id, filters }),
     );
-  }
-
-  /** A new address or credential: drop cached tools and this process's MCP session everywhere. */
-  private async changed(ctx: Context, connection: Connection): Promise<void> {
-    ctx.services.mcp.forgetSession(connection.id);
-    await announceToolChange(ctx.services, ctx.em.getConnection(), {
-      kind: 'connection',
-      id: connection.id,
-      workspaceId: connection.workspace.id,
-    });
   }
 }

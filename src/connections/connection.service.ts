@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { JsonObject } from '../operations/types.js';
 import { assignKey, slugify } from '../operations/keys.js';
 import type { Services } from '../services.js';
+import { announceToolChange } from '../turns/cache-signal.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Connection, ConnectionKind, CredentialKind } from './connection.entity.js';
 import { isKeyCredential, originOf, uncoveredOrigins } from './key-origins.js';
@@ -345,11 +346,14 @@ export async function updateConnection(
     after: connectionSummary(connection),
   });
   await em.flush();
+  await changed(services, em, connection);
   return { connection, userErrors: [] };
 }
 
+/** Deletes the connection and its operations (call history stays), announced to every instance. */
 export async function deleteConnection(
   em: EntityManager,
+  services: Pick<Services, 'mcp' | 'toolCache'>,
   principal: Principal,
   connection: Connection,
 ): Promise<void> {
@@ -362,6 +366,24 @@ export async function deleteConnection(
   });
   em.remove(connection);
   await em.flush();
+  await changed(services, em, connection);
+}
+
+/**
+ * A new address or credential, or none: this process's MCP session is dropped (one begun under
+ * another identity must not be reused) and every instance's tool cache drops the connection.
+ */
+async function changed(
+  services: Pick<Services, 'mcp' | 'toolCache'>,
+  em: EntityManager,
+  connection: Connection,
+): Promise<void> {
+  services.mcp.forgetSession(connection.id);
+  await announceToolChange(services, em.getConnection(), {
+    kind: 'connection',
+    id: connection.id,
+    workspaceId: connection.workspace.id,
+  });
 }
 
 /** The plain secret of a connection's key credential, for the outbound request; never logged. */

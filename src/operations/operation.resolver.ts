@@ -16,7 +16,6 @@ import {
 } from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
 import { Connection } from '../connections/connection.entity.js';
-import { announceToolChange } from '../turns/cache-signal.js';
 import type { Context } from '../graphql/context.js';
 import { visible } from '../graphql/visible.js';
 import type { ChildFilter } from '../graphql/loaders.js';
@@ -102,8 +101,7 @@ export class OperationResolver {
     @Ctx() ctx: Context,
   ): Promise<OperationPayload> {
     const visible = await visibleOperation(ctx, input.operationId);
-    const { operation, resolved } = await enableOperation(ctx.em, ctx.principal!, visible.id);
-    await this.changed(ctx, operation);
+    const { operation, resolved } = await enableOperation(ctx.services, ctx.em, ctx.principal!, visible.id);
     return { operation, resolvedReasons: resolved, userErrors: [] };
   }
 
@@ -124,8 +122,7 @@ export class OperationResolver {
         userErrors: [new UserError(['input', 'reason'], 'must be 1–500 characters', 'REASON_INVALID')],
       };
     }
-    const disabled = await disableOperation(ctx.em, ctx.principal!, op.id, reason);
-    await this.changed(ctx, disabled);
+    const disabled = await disableOperation(ctx.services, ctx.em, ctx.principal!, op.id, reason);
     return { operation: disabled, resolvedReasons: [], userErrors: [] };
   }
 
@@ -138,8 +135,7 @@ export class OperationResolver {
     @Ctx() ctx: Context,
   ): Promise<OperationPayload> {
     const op = await visibleOperation(ctx, input.operationId);
-    const updated = await setOperationRisk(ctx.em, ctx.principal!, op.id, input.risk);
-    await this.changed(ctx, updated);
+    const updated = await setOperationRisk(ctx.services, ctx.em, ctx.principal!, op.id, input.risk);
     return { operation: updated, resolvedReasons: [], userErrors: [] };
   }
 
@@ -150,8 +146,7 @@ export class OperationResolver {
     @Ctx() ctx: Context,
   ): Promise<OperationPayload> {
     const op = await visibleOperation(ctx, input.operationId);
-    const updated = await setOperationRisk(ctx.em, ctx.principal!, op.id, null);
-    await this.changed(ctx, updated);
+    const updated = await setOperationRisk(ctx.services, ctx.em, ctx.principal!, op.id, null);
     return { operation: updated, resolvedReasons: [], userErrors: [] };
   }
 
@@ -191,14 +186,5 @@ export class OperationResolver {
       (r) => r.id,
       () => ctx.loaders.countReviewReasonsOfOperation.load({ parentId: operation.id, filters }),
     );
-  }
-
-  /** Tells every instance's tool cache that this operation changed. */
-  private async changed(ctx: Context, op: Operation): Promise<void> {
-    await announceToolChange(ctx.services, ctx.em.getConnection(), {
-      kind: 'operation',
-      id: op.id,
-      workspaceId: op.workspace.id,
-    });
   }
 }

@@ -3,6 +3,8 @@ import { audit } from '../audit/audit.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
 import { forbiddenError } from '../errors.js';
+import type { Services } from '../services.js';
+import { announceToolChange } from '../turns/cache-signal.js';
 import { Operation } from './operation.entity.js';
 import type { Risk } from './types.js';
 import { ReviewReason } from './review-reason.entity.js';
@@ -24,7 +26,7 @@ function snapshot(op: Operation) {
  * that holds the operation back meanwhile is either seen (its reasons are open) or waits, and its
  * "off" then wins. Returns the operation as written, and the reasons this resolved.
  */
-export async function enableOperation(
+async function enableLocked(
   em: EntityManager,
   principal: Principal,
   operationId: string,
@@ -82,7 +84,7 @@ function changed(before: ReturnType<typeof snapshot>, after: ReturnType<typeof s
  * The incident switch. Under the operation's row lock, so that the audit trail follows the state
  * whatever races it; a disable of an operation already off changes nothing and writes no audit row.
  */
-export async function disableOperation(
+async function disableLocked(
   em: EntityManager,
   principal: Principal,
   operationId: string,
@@ -114,7 +116,7 @@ export async function disableOperation(
  * An admin's risk: it survives refreshes until clearRisk (`risk: null`) hands the risk back to the
  * source. Under the row lock; a change to what is already there writes no audit row.
  */
-export async function setOperationRisk(
+async function setRiskLocked(
   em: EntityManager,
   principal: Principal,
   operationId: string,
@@ -142,4 +144,60 @@ export async function setOperationRisk(
     }
     return op;
   });
+}
+
+/** What a change of an operation reaches beyond its transaction: every instance's tool cache. */
+type OperationDeps = Pick<Services, 'toolCache'>;
+
+/**
+ * Tells every instance's tool cache that this operation changed: this one at once, the others by
+ * NOTIFY. After the commit, so a cache refilled on the NOTIFY reads the new state.
+ */
+async function announced(services: OperationDeps, em: EntityManager, op: Operation): Promise<void> {
+  await announceToolChange(services, em.getConnection(), {
+    kind: 'operation',
+    id: op.id,
+    workspaceId: op.workspace.id,
+  });
+}
+
+/** The operator's switch (see `enableLocked`), announced to every instance. */
+export async function enableOperation(
+  services: OperationDeps,
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+): Promise<{ operation: Operation; resolved: ReviewReason[] }> {
+  const result = await enableLocked(em, principal, operationId);
+  await announced(services, em, result.operation);
+  return result;
+}
+
+/**
+ * The incident switch (see `disableLocked`). Whoever calls it, the operation stops being callable
+ * on every instance: the NOTIFY is sent here, not by the caller.
+ */
+export async function disableOperation(
+  services: OperationDeps,
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+  reason: string,
+): Promise<Operation> {
+  const op = await disableLocked(em, principal, operationId, reason);
+  await announced(services, em, op);
+  return op;
+}
+
+/** An admin's risk, or `null` to hand it back to the source (see `setRiskLocked`), announced. */
+export async function setOperationRisk(
+  services: OperationDeps,
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+  risk: Risk | null,
+): Promise<Operation> {
+  const op = await setRiskLocked(em, principal, operationId, risk);
+  await announced(services, em, op);
+  return op;
 }

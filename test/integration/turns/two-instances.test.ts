@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Role } from '../../../src/auth/api-token.entity.js';
+import { fromGlobalId } from '../../../src/graphql/node.js';
+import { disableOperation, enableOperation } from '../../../src/operations/operation.service.js';
 import { DisableDocument, EnableDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
@@ -39,6 +42,22 @@ describe('two instances on one database', () => {
     );
     expect((await begin(B, w, 'two-after')).tools.map((x) => x.name)).not.toContain('shared__lookup');
     await A.ok(EnableDocument, { input: { operationId: w.ops.lookup!.id } }, w.operator);
+  });
+
+  it('should reach B when the incident switch is thrown by the service itself, with no resolver involved', async () => {
+    // The NOTIFY belongs to the service: a script or job that disables through it reaches every instance.
+    const turn = await begin(B, w, 'two-service');
+    expect(turn.tools.map((x) => x.name)).toContain('shared__lookup');
+    const actor = { tokenId: 'none', role: Role.ADMIN, workspaceId: null, label: 'incident script' };
+    const operationId = fromGlobalId(w.ops.lookup!.id)!.id;
+    await disableOperation(A.app.services, A.app.services.orm.em.fork(), actor, operationId, 'incident');
+    await waitUntil(
+      async () => (await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status === 'UNAVAILABLE',
+    );
+    await enableOperation(A.app.services, A.app.services.orm.em.fork(), actor, operationId);
+    await waitUntil(async () =>
+      (await begin(B, w, 'two-service-after')).tools.some((x) => x.name === 'shared__lookup'),
+    );
   });
 
   it('should show on a debugger subscribed to B the calls made through A', async () => {
