@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { describe, expect, it, vi } from 'vitest';
 import { AppError, forbiddenError, notFoundError } from '../../../src/errors.js';
-import { formatErrorFor } from '../../../src/http/server.js';
+import { formatErrorFor } from '../../../src/http/format-error.js';
 
 /** The one place where a domain error becomes a GraphQL error: what a caller sees of each. */
 function format(thrown: unknown) {

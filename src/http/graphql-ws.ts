@@ -1,0 +1,173 @@
+/**
+ * GraphQL over WebSocket (graphql-ws on `/graphql`), on the adapter in `ws-adapter.ts`: the token
+ * is checked at the upgrade (if it carries one), at `connection_init` and again at every
+ * `subscribe`; the subscription quota, the document limits and the error mask apply as over HTTP.
+ * A socket whose token is revoked is closed at once (the revocation NOTIFY), and every open
+ * socket's token is checked again every `TOKEN_RECHECK_MS`, for expiry and a NOTIFY that never came.
+ */
+import {
+  getOperationAST,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
+import type { Server } from 'node:http';
+import { WebSocketServer, type VerifyClientCallbackAsync, type WebSocket } from 'ws';
+import type { Role } from '../auth/api-token.entity.js';
+import { bearerToken } from '../auth/tokens.js';
+import { createContext, type Context } from '../graphql/context.js';
+import type { BoundedDocuments } from '../graphql/document-limits.js';
+import { unauthenticated } from '../graphql/errors.js';
+import { checkInputStrings } from '../graphql/input-strings.js';
+import { SubscriptionQuota } from '../graphql/subscription-quota.js';
+import type { Services } from '../services.js';
+import { wsMessageLimitFor } from './edge.js';
+import type { FormatError } from './format-error.js';
+import { connectionToken, tooManySubscriptions, validateForSocket } from './graphql-ws-rules.js';
+import { SocketLog } from './request-log.js';
+import { SocketTokens } from './socket-tokens.js';
+import { useWsServer } from './ws-adapter.js';
+
+/** A token in the upgrade's Authorization header is checked before the socket opens; without one, connection_init must carry it. */
+function verifyUpgrade(services: Services): VerifyClientCallbackAsync {
+  return (info, done) => {
+    const header = info.req.headers.authorization;
+    if (header === undefined) return done(true);
+    void services.auth.authenticate(services.orm.em.fork(), bearerToken(header)).then(
+      (principal) =>
+        principal
+          ? done(true)
+          : done(false, 401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }),
+      () => done(false, 503, 'Service Unavailable'),
+    );
+  };
+}
+
+export interface GraphqlWs {
+  /** Open sockets and subscriptions (for /metrics). */
+  stats(): { sockets: number; subscriptions: number };
+  /** Closes every socket (1001) and stops the token checks. */
+  close(): Promise<void>;
+}
+
+export function serveGraphqlWs(
+  services: Services,
+  schema: GraphQLSchema,
+  httpServer: Server,
+  options: {
+    path: string;
+    rules: readonly ValidationRule[];
+    documents: BoundedDocuments;
+    formatError: FormatError;
+  },
+): GraphqlWs {
+  const { logger } = services;
+  const { rules, documents, formatError } = options;
+  const wsServer = new WebSocketServer({
+    server: httpServer,
+    path: options.path,
+    maxPayload: services.config.limits.maxBodyBytesStaff,
+    verifyClient: verifyUpgrade(services),
+  });
+  const mask = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
+    errors.map((e) => formatError(e.toJSON(), e));
+  const quota = new SubscriptionQuota<object>(
+    services.config.limits.subscriptionsPerToken,
+    services.config.limits.subscriptionsPerSocket,
+  );
+  const socketLog = new SocketLog(logger);
+  const tokens = new SocketTokens(async (token) =>
+    Boolean(await services.auth.authenticate(services.orm.em.fork(), token)),
+  );
+  const stopRevocations = services.auth.onRevoked((tokenId) => tokens.revoked(tokenId));
+  /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
+  const acceptedRole = new WeakMap<WebSocket, Role>();
+  const adapter = useWsServer<Record<string, unknown>, { principal?: Context['principal']; token?: string }>(
+    {
+      schema,
+      onConnect: async (ctx) => {
+        const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers.authorization);
+        const principal = await services.auth.authenticate(services.orm.em.fork(), token);
+        if (!principal || !token) return false; // closes with 4403 Forbidden
+        ctx.extra.principal = principal;
+        ctx.extra.token = token;
+        tokens.add(ctx.extra.socket, token, principal.tokenId);
+        acceptedRole.set(ctx.extra.socket, principal.role);
+        socketLog.accepted(ctx.extra.socket, ctx.extra.request, principal);
+        return true;
+      },
+      onClose: (ctx, code) => {
+        socketLog.closed(ctx.extra.socket, code ?? 1005);
+        tokens.delete(ctx.extra.socket);
+        quota.releaseSocket(ctx.extra.socket);
+      },
+      onComplete: (ctx, id) => {
+        socketLog.stopped(ctx.extra.socket, id, 'complete');
+        quota.release(ctx.extra.socket, id);
+      },
+      onSubscribe: async (ctx, id, payload) => {
+        // The token may have been revoked since the socket opened (cached for 10 s at most).
+        const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
+        if (!principal) return [unauthenticated('the API token is no longer valid')];
+        const document = documents.parse(payload.query);
+        if (document instanceof GraphQLError) return [document];
+        // The quota before validation: a subscription over the cap costs no validation, so a
+        // flood of them cannot hold the event loop.
+        const operation = getOperationAST(document, payload.operationName);
+        const subscribing = operation?.operation === 'subscription';
+        if (subscribing) {
+          const refused = quota.acquire(principal.tokenId, ctx.extra.socket, id);
+          if (refused) return [tooManySubscriptions(refused, quota)];
+        }
+        const errors = validateForSocket(schema, document, rules);
+        const bad = errors.length > 0 ? errors : checkInputStrings(schema, document, payload.variables);
+        if (bad) {
+          if (subscribing) quota.release(ctx.extra.socket, id);
+          return Array.isArray(bad) ? bad : [bad];
+        }
+        socketLog.started(ctx.extra.socket, id, operation?.name?.value, subscribing);
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: createContext(services, principal),
+        };
+      },
+      // Apollo's formatError does not reach graphql-ws either: mask here the same way.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: mask(result.errors) } : result,
+      onError: (ctx, id, _payload, errors) => {
+        const masked = mask(errors);
+        socketLog.stopped(
+          ctx.extra.socket,
+          id,
+          'error',
+          masked.map((e) => e.extensions?.code),
+        );
+        return masked;
+      },
+    },
+    wsServer,
+    {
+      // Nothing of an unaccepted socket is parsed past a small cap; then its role's cap (README, "Limits").
+      maxMessageBytes: (socket) =>
+        wsMessageLimitFor(acceptedRole.get(socket) ?? null, services.config.limits),
+      onInternalError: (err) => logger.error({ err }, 'internal error on a graphql-ws socket'),
+    },
+  );
+  // Long-lived subscriptions outlive token checks on subscribe: drop sockets whose token was revoked.
+  const stopRecheck = tokens.recheckEvery(services.config.tokenRecheckMs);
+
+  return {
+    stats: () => ({ sockets: socketLog.sockets, subscriptions: socketLog.subscriptions }),
+    close: async () => {
+      for (const client of wsServer.clients) client.close(1001, 'server shutting down');
+      stopRecheck();
+      stopRevocations();
+      await adapter.dispose();
+      await new Promise<void>((r) => wsServer.close(() => r()));
+    },
+  };
+}
