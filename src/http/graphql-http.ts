@@ -4,7 +4,11 @@
  * Nothing of an unauthenticated request is read or parsed (`edge.ts`).
  */
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -49,6 +53,10 @@ export async function startApollo(
         stopGracePeriodMillis: services.config.shutdownGraceMs,
       }),
       ApolloServerPluginLandingPageDisabled(),
+      // No cache hints exist here: its hook on every resolved field (302 declared tools: over 900
+      // fields) only ever concluded `no-store`, which the handler now sets itself.
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
       requestLogPlugin<Context>(),
       {
         // Strings PostgreSQL cannot store are refused once, here, rather than deep in a resolver.
@@ -139,6 +147,8 @@ export function graphqlHttpHandler(
           trace: parseTraceContext(req.headers.traceparent, req.headers.tracestate),
         }),
     });
+    // Nothing this API answers may be cached (answers carry customer data).
+    res.setHeader('cache-control', 'no-store');
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === 'complete') {

@@ -135,6 +135,17 @@ describe('authentication before any work', () => {
   });
 });
 
+describe('caching', () => {
+  it('should mark every GraphQL answer as not to be stored, data and errors alike', async () => {
+    const ok = await post(JSON.stringify({ query: '{ viewer { role } }' }), admin);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    const refused = await post(JSON.stringify({ query: '{ viewer { nope } }' }), admin);
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
 describe('body caps per role', () => {
   const sized = (bytes: number) =>
     JSON.stringify({ query: '{ viewer { role } }', extensions: { pad: 'a'.repeat(bytes) } });
