@@ -227,9 +227,12 @@ export class TurnService {
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
     const turnId = uuidv7();
     const prepared = this.#prepared(tools);
+    // Bound parameters, not values inlined into the text as `execute` does: the declared-tools
+    // record (about 35 KB for 300 tools) is sent as it is, neither escaped here nor lexed there.
     await this.#orm.em
       .getConnection()
-      .execute(BEGIN_SQL, [
+      .getKnex()
+      .raw(BEGIN_SQL, [
         turnId,
         tools.workspaceId,
         assistantId,
