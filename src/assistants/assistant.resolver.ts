@@ -13,14 +13,13 @@ import {
   Root,
 } from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
-import { audit } from '../audit/audit.js';
 import type { Context } from '../graphql/context.js';
 import { visible } from '../graphql/visible.js';
 import { notFound } from '../graphql/errors.js';
 import { idOf } from '../graphql/node.js';
 import { UserError } from '../graphql/user-error.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
-import { checkName, deleteAssistant, renameAssistant } from '../workspaces/lifecycle.js';
+import { checkName, createAssistant, deleteAssistant, renameAssistant } from '../workspaces/lifecycle.js';
 import { announceToolChange } from '../turns/cache-signal.js';
 import { Assistant } from './assistant.entity.js';
 
@@ -89,20 +88,10 @@ export class AssistantResolver {
     if (!workspace) throw notFound('workspace');
     const error = checkName(input.name, ['input', 'name']);
     if (error) return { assistant: null, userErrors: [error] };
-    const assistant = new Assistant(
-      ctx.em.getReference(Workspace, workspace.id, { wrapped: true }),
-      input.name.trim(),
-    );
-    ctx.em.persist(assistant);
-    audit(ctx.em, ctx.principal!, {
-      workspaceId: workspace.id,
-      action: 'CREATE_ASSISTANT',
-      targetType: 'Assistant',
-      targetId: assistant.nodeId,
-      after: { name: assistant.name },
-    });
-    await ctx.em.flush();
-    return { assistant, userErrors: [] };
+    return {
+      assistant: await createAssistant(ctx.em, ctx.principal!, workspace.id, input.name.trim()),
+      userErrors: [],
+    };
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)

@@ -1,5 +1,6 @@
 /**
- * Rename and delete of workspaces and assistants (issue 12).
+ * Create, rename and delete of workspaces and assistants (issue 12). Each persists, audits and
+ * flushes here, so resolvers only check input and shape the payload.
  *
  * Deleting refuses while history exists. Turns and calls belong to their assistant and workspace
  * (foreign keys with cascade), and the ledger is append-only: deleting an owner would either erase
@@ -25,6 +26,45 @@ export function checkName(name: string, field: string[]): UserError | null {
   if (trimmed.length === 0) return new UserError(field, 'must not be empty', 'REQUIRED');
   if (trimmed.length > 200) return new UserError(field, 'must be at most 200 characters', 'TOO_LONG');
   return null;
+}
+
+/** A new workspace, audited, written in one flush. The name is already checked (`checkName`). */
+export async function createWorkspace(
+  em: EntityManager,
+  principal: Principal,
+  name: string,
+): Promise<Workspace> {
+  const workspace = new Workspace(name);
+  em.persist(workspace);
+  audit(em, principal, {
+    workspaceId: workspace.id,
+    action: 'CREATE_WORKSPACE',
+    targetType: 'Workspace',
+    targetId: workspace.nodeId,
+    after: { name: workspace.name },
+  });
+  await em.flush();
+  return workspace;
+}
+
+/** A new assistant in an existing workspace, audited, written in one flush. */
+export async function createAssistant(
+  em: EntityManager,
+  principal: Principal,
+  workspaceId: string,
+  name: string,
+): Promise<Assistant> {
+  const assistant = new Assistant(em.getReference(Workspace, workspaceId, { wrapped: true }), name);
+  em.persist(assistant);
+  audit(em, principal, {
+    workspaceId,
+    action: 'CREATE_ASSISTANT',
+    targetType: 'Assistant',
+    targetId: assistant.nodeId,
+    after: { name: assistant.name },
+  });
+  await em.flush();
+  return assistant;
 }
 
 export interface DeleteResult {

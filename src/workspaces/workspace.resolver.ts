@@ -16,7 +16,6 @@ import {
 import { Assistant } from '../assistants/assistant.entity.js';
 import { Role } from '../auth/api-token.entity.js';
 import { scopedWorkspace } from '../auth/scope.js';
-import { audit } from '../audit/audit.js';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { Connection } from '../connections/connection.entity.js';
 import {
@@ -32,7 +31,7 @@ import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../
 import { UserError } from '../graphql/user-error.js';
 import { Notifier } from '../db/notifier.js';
 import { announceToolChange } from '../turns/cache-signal.js';
-import { checkName, deleteWorkspace, renameWorkspace } from './lifecycle.js';
+import { checkName, createWorkspace, deleteWorkspace, renameWorkspace } from './lifecycle.js';
 import { Workspace } from './workspace.entity.js';
 
 export const WorkspaceConnection = connectionType('Workspace', Workspace, { totalCount: true });
@@ -121,17 +120,7 @@ export class WorkspaceResolver {
   ): Promise<CreateWorkspacePayload> {
     const error = checkName(input.name, ['input', 'name']);
     if (error) return { workspace: null, userErrors: [error] };
-    const workspace = new Workspace(input.name.trim());
-    ctx.em.persist(workspace);
-    audit(ctx.em, ctx.principal!, {
-      workspaceId: workspace.id,
-      action: 'CREATE_WORKSPACE',
-      targetType: 'Workspace',
-      targetId: workspace.nodeId,
-      after: { name: workspace.name },
-    });
-    await ctx.em.flush();
-    return { workspace, userErrors: [] };
+    return { workspace: await createWorkspace(ctx.em, ctx.principal!, input.name.trim()), userErrors: [] };
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
