@@ -14,6 +14,7 @@ import { Role, startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, sleep } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
 
 let dir = '';
 let pg: EmbeddedPostgres | null = null;
@@ -21,6 +22,7 @@ let peer: SdkServerHandle | null = null;
 const apps: TestApp[] = [];
 
 afterAll(async () => {
+  releaseTransfer();
   for (const app of apps) await app.stop().catch(() => undefined);
   await peer?.close();
   await pg?.stop();
@@ -47,13 +49,11 @@ async function restartPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   }
 }
 
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
+let releaseTransfer: () => void = () => undefined;
+/** The transfer answers once the database is dead: it is at the tool server throughout the kill. */
+const transferGate = new Promise<void>((resolve) => {
+  releaseTransfer = resolve;
+});
 
 describe('a WRITE while PostgreSQL dies', () => {
   it(
@@ -69,10 +69,10 @@ describe('a WRITE while PostgreSQL dies', () => {
         tools: [
           {
             name: 'transfer',
-            description: 'Moves money (a WRITE that takes 3 s)',
+            description: 'Moves money (a WRITE that answers when released)',
             handler: async () => {
               ran++;
-              await sleep(3_000);
+              await transferGate;
               return { content: [{ type: 'text', text: 'transferred 100 EUR' }] };
             },
           },
@@ -86,10 +86,22 @@ describe('a WRITE while PostgreSQL dies', () => {
       const turn = await begin(first, w, 'outage');
 
       const pending = call(first, w, turn.turnId, 'bank__transfer', { amount: 100, to: 'DE00' });
-      // The request is at the tool server (so its intent is stored): the database dies now.
-      await until(() => ran === 1, 20_000);
-      await sleep(1_000);
+      // The request is at the tool server, so its intent is stored (a WRITE goes out only then, and
+      // no pause here may hide it otherwise): the database dies now, then the tool answers.
+      await waitUntil(() => ran === 1);
       await killPostmaster(dir);
+      // Dead means the service's own queries fail (its backends exit once they notice).
+      await waitUntil(() =>
+        first.app.services.orm.em
+          .fork()
+          .getConnection()
+          .execute('select 1')
+          .then(
+            () => false,
+            () => true,
+          ),
+      );
+      releaseTransfer();
       const result = await pending;
 
       expect(result).toMatchObject({

@@ -12,7 +12,7 @@ import { TurnCallsDocument } from '../../generated/graphql.js';
 import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
-import { CRM_TOOLS, begin, buildWorld, call, connectTools, sleep } from '../../support/turns.js';
+import { CRM_TOOLS, begin, buildWorld, call, connectTools } from '../../support/turns.js';
 
 let t: TestApp;
 let peer: SdkServerHandle;
@@ -62,12 +62,16 @@ describe('a READ whose result is never recorded', () => {
       const early = new LedgerSweep(t.app.services.orm, logger, { afterMs: 600_000, everyMs: 60_000 });
       expect(await early.closeUnrecordedCalls()).toBe(0);
 
-      await sleep(1_500);
-      const sweep = new LedgerSweep(t.app.services.orm, logger, { afterMs: 1_000, everyMs: 60_000 });
+      // A minute passes, on the database's clock (which the sweep reads): this test owns the database.
+      // The service's own sweep (due after 10 minutes) still leaves it alone.
+      await t.app.services.orm.em
+        .getConnection()
+        .execute(`update turn_event set created_at = created_at - interval '1 minute'`);
+      const sweep = new LedgerSweep(t.app.services.orm, logger, { afterMs: 30_000, everyMs: 60_000 });
       expect(await sweep.closeUnrecordedCalls()).toBe(1);
       expect(await sweep.closeUnrecordedCalls()).toBe(0);
       // Another instance (its mark starts at zero) finds nothing left either.
-      const other = new LedgerSweep(t.app.services.orm, logger, { afterMs: 1_000, everyMs: 60_000 });
+      const other = new LedgerSweep(t.app.services.orm, logger, { afterMs: 30_000, everyMs: 60_000 });
       expect(await other.closeUnrecordedCalls()).toBe(0);
 
       expect(await events()).toEqual([

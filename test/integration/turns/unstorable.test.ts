@@ -9,11 +9,17 @@ import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
 
 const NUL = '\u0000';
 const LONE_HIGH = '\ud800';
 const LONE_LOW = '\udc00';
 const FFFD = '\ufffd';
+
+let releaseSlowPay: () => void = () => undefined;
+const slowPayGate = new Promise<void>((resolve) => {
+  releaseSlowPay = resolve;
+});
 
 const TOOLS: PeerTool[] = [
   { name: 'pay', description: 'Pays (a WRITE)' },
@@ -22,7 +28,7 @@ const TOOLS: PeerTool[] = [
     name: 'slow_pay',
     description: 'Pays, slowly',
     handler: async () => {
-      await new Promise((r) => setTimeout(r, 1_500));
+      await slowPayGate; // answers when the test has seen it in flight, not after a time
       return { content: [{ type: 'text', text: 'paid' }] };
     },
   },
@@ -56,6 +62,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  releaseSlowPay();
   await t?.stop();
   await peer?.close();
 });
@@ -79,9 +86,7 @@ describe('the ledger: intent before the request, outcome after', () => {
   it('should show a WRITE as RUNNING while it is in flight, leave it to the sweep only when overdue, then show its outcome', async () => {
     const turn = await begin(t, w, 'intent');
     const pending = call(t, w, turn.turnId, 'pay__slow_pay', { amount: 5 });
-    const deadline = Date.now() + 10_000;
-    while (received('slow_pay').length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => received('slow_pay').length > 0);
     // The request is out, so its intent is stored: the ledger shows it running.
     const during = await t.ok(LedgerDocument, { id: w.workspaceId }, w.admin);
     const running = during.workspace!.ledger.nodes.filter((n) => n.operationKey === 'connector.pay.slow_pay');
@@ -94,6 +99,7 @@ describe('the ledger: intent before the request, outcome after', () => {
       everyMs: 60_000,
     });
     expect(await sweep.runOnce()).toBe(0);
+    releaseSlowPay();
     const res = await pending;
     expect(res).toMatchObject({ ok: true, status: 'SUCCEEDED', recorded: true });
     const after = await ledgerOf(res.callId!);
