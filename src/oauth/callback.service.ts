@@ -95,7 +95,8 @@ export class CallbackService {
 
   /** Consumes the `state`, atomically: of two callbacks with one state, exactly one gets the row. */
   async #consume(em: EntityManager, state: string | null): Promise<Consumed | CallbackOutcome> {
-    if (!isWellFormedState(state)) return callbackFailure(400, describeStateProblem('MISSING'), null, 'MISSING');
+    if (!isWellFormedState(state))
+      return callbackFailure(400, describeStateProblem('MISSING'), null, 'MISSING');
     const stateHash = hashState(state);
     const nowMs = this.#deps.now();
     const consumed = await em.nativeUpdate(
@@ -110,7 +111,8 @@ export class CallbackService {
       return callbackFailure(400, describeStateProblem(problem), null, problem);
     }
     const connection = await em.findOne(Connection, { id: signIn.connection.id });
-    if (connection === null) return callbackFailure(410, 'The connection was deleted during the sign-in.', null);
+    if (connection === null)
+      return callbackFailure(410, 'The connection was deleted during the sign-in.', null);
     const clientRow = await em.findOneOrFail(OAuthClient, { id: signIn.client.id });
     return { signIn, state, stateHash, connection, clientRow };
   }

@@ -244,7 +244,8 @@ export class RenewalService {
         ...transportOptions(this.#deps.fetch),
       });
       tokens = await oauth.processRefreshTokenResponse(server, client, res);
-      if (tokens.token_type !== 'bearer') throw new OAuthError(OAuthErrorCode.NEEDS_SIGN_IN, 'not a bearer token');
+      if (tokens.token_type !== 'bearer')
+        throw new OAuthError(OAuthErrorCode.NEEDS_SIGN_IN, 'not a bearer token');
     } catch (err) {
       const failure =
         err instanceof OAuthError
