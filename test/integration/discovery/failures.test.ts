@@ -141,15 +141,27 @@ describe('a failure midway changes nothing', () => {
 describe('a slow, older discovery', () => {
   it('should not put back an older listing after a newer run applied', async () => {
     let tools = ['old_tool'];
-    let delayMs = 0;
+    // Run A's listing is held at the server until the test lets it go; the test knows when it arrived.
+    let holdNext = false;
+    let release: () => void = () => undefined;
+    let arrived: () => void = () => undefined;
+    const heldArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
     const server = await startRawServer(async (req, res) => {
       if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
       if (acceptNotification(req, res)) return;
       if (req.method === 'initialize')
         return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
       const listing = tools.map(tool);
-      const wait = delayMs;
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (holdNext) {
+        holdNext = false;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        arrived();
+        await gate;
+      }
       sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: { tools: listing } });
     });
     try {
@@ -159,18 +171,20 @@ describe('a slow, older discovery', () => {
         admin,
       );
       const id = created.createConnection.connection!.id;
-      delayMs = 800; // run A reads the old listing slowly
+      holdNext = true; // run A has read the old listing; its answer waits at the server
       const slow = t.ok(DiscoverDocument, { input: { connectionId: id } }, admin);
-      await new Promise((r) => setTimeout(r, 200));
+      await heldArrived;
       tools = ['new_tool'];
-      delayMs = 0; // run B starts later, reads the new listing, applies first
+      // Run B starts later, reads the new listing, applies first.
       const fast = await t.ok(DiscoverDocument, { input: { connectionId: id } }, admin);
       expect(fast.discover.run).toMatchObject({ outcome: 'SUCCEEDED', added: 1, removed: 1 });
+      release();
       const late = await slow;
       expect(late.discover.run).toMatchObject({ outcome: 'FAILED', errorCode: 'SUPERSEDED', added: 0 });
       expect((await names(id)).map((n) => n.split(':')[0])).toEqual(['new_tool']);
       expect((await t.ok(ConnectionOperationsDocument, { id }, admin)).connection!.status).toBe('READY');
     } finally {
+      release();
       await server.close();
     }
   });

@@ -6,7 +6,8 @@ import {
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
-import { begin, buildWorld, call, connectTools, sleep } from '../../support/turns.js';
+import { begin, buildWorld, call, connectTools } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
 
 describe('logs', () => {
   let t: TestApp;
@@ -55,6 +56,15 @@ describe('logs', () => {
 
 describe('graceful shutdown', () => {
   let peer: SdkServerHandle;
+  /** The slow tool answers only when released; `atTool` resolves once a call reached it. */
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reached: () => void = () => undefined;
+  const atTool = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
   beforeAll(async () => {
     peer = await startSdkServer({
       stateful: false,
@@ -64,7 +74,8 @@ describe('graceful shutdown', () => {
           name: 'slow',
           annotations: { readOnlyHint: true },
           handler: async () => {
-            await sleep(600);
+            reached();
+            await gate;
             return { content: [{ type: 'text', text: 'finished' }] };
           },
         },
@@ -72,6 +83,7 @@ describe('graceful shutdown', () => {
     });
   });
   afterAll(async () => {
+    release();
     await peer.close();
   });
 
@@ -81,8 +93,19 @@ describe('graceful shutdown', () => {
     await connectTools(t, w);
     const turn = await begin(t, w);
     const inFlight = call(t, w, turn.turnId, 'drain__slow');
-    await sleep(150);
+    await atTool;
     const stopped = t.stop();
+    // The tool answers only once the service is draining (healthz 503) or no longer listening.
+    await waitUntil(() =>
+      fetch(new URL('/healthz', t.url)).then(
+        async (res) => {
+          await res.arrayBuffer();
+          return res.status === 503;
+        },
+        () => true,
+      ),
+    );
+    release();
     expect(await inFlight).toMatchObject({
       ok: true,
       status: 'SUCCEEDED',
