@@ -12,6 +12,7 @@ import {
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
+import type { ServerOptions } from 'graphql-ws';
 import type { Server } from 'node:http';
 import { WebSocketServer, type VerifyClientCallbackAsync, type WebSocket } from 'ws';
 import type { Role } from '../auth/api-token.entity.js';
@@ -27,7 +28,7 @@ import type { FormatError } from './format-error.js';
 import { connectionToken, tooManySubscriptions, validateForSocket } from './graphql-ws-rules.js';
 import { SocketLog } from './request-log.js';
 import { SocketTokens } from './socket-tokens.js';
-import { useWsServer } from './ws-adapter.js';
+import { useWsServer, type WsExtra } from './ws-adapter.js';
 
 /** A token in the upgrade's Authorization header is checked before the socket opens; without one, connection_init must carry it. */
 function verifyUpgrade(services: Services): VerifyClientCallbackAsync {
@@ -41,6 +42,56 @@ function verifyUpgrade(services: Services): VerifyClientCallbackAsync {
           : done(false, 401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }),
       () => done(false, 503, 'Service Unavailable'),
     );
+  };
+}
+
+/** What a socket may carry once accepted. */
+type SocketExtra = WsExtra & Partial<{ principal: Context['principal']; token: string }>;
+type WsServerOptions = ServerOptions<Record<string, unknown>, SocketExtra>;
+
+/**
+ * Every `subscribe`: the token again, the document bounded, the subscription quota, then the
+ * validation and input strings as over HTTP. Returns the errors to send, or the execution args.
+ */
+function subscribeChecks(
+  services: Services,
+  schema: GraphQLSchema,
+  parts: {
+    rules: readonly ValidationRule[];
+    documents: BoundedDocuments;
+    quota: SubscriptionQuota<object>;
+    socketLog: SocketLog;
+  },
+): NonNullable<WsServerOptions['onSubscribe']> {
+  const { rules, documents, quota, socketLog } = parts;
+  return async (ctx, id, payload) => {
+    // The token may have been revoked since the socket opened (cached for 10 s at most).
+    const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
+    if (!principal) return [unauthenticated('the API token is no longer valid')];
+    const document = documents.parse(payload.query);
+    if (document instanceof GraphQLError) return [document];
+    // The quota before validation: a subscription over the cap costs no validation, so a
+    // flood of them cannot hold the event loop.
+    const operation = getOperationAST(document, payload.operationName);
+    const subscribing = operation?.operation === 'subscription';
+    if (subscribing) {
+      const refused = quota.acquire(principal.tokenId, ctx.extra.socket, id);
+      if (refused) return [tooManySubscriptions(refused, quota)];
+    }
+    const errors = validateForSocket(schema, document, rules);
+    const bad = errors.length > 0 ? errors : checkInputStrings(schema, document, payload.variables);
+    if (bad) {
+      if (subscribing) quota.release(ctx.extra.socket, id);
+      return Array.isArray(bad) ? bad : [bad];
+    }
+    socketLog.started(ctx.extra.socket, id, operation?.name?.value, subscribing);
+    return {
+      schema,
+      document,
+      operationName: payload.operationName,
+      variableValues: payload.variables,
+      contextValue: createContext(services, principal),
+    };
   };
 }
 
@@ -83,7 +134,7 @@ export function serveGraphqlWs(
   const stopRevocations = services.auth.onRevoked((tokenId) => tokens.revoked(tokenId));
   /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
   const acceptedRole = new WeakMap<WebSocket, Role>();
-  const adapter = useWsServer<Record<string, unknown>, { principal?: Context['principal']; token?: string }>(
+  const adapter = useWsServer<Record<string, unknown>, { principal: Context['principal']; token: string }>(
     {
       schema,
       onConnect: async (ctx) => {
@@ -106,35 +157,7 @@ export function serveGraphqlWs(
         socketLog.stopped(ctx.extra.socket, id, 'complete');
         quota.release(ctx.extra.socket, id);
       },
-      onSubscribe: async (ctx, id, payload) => {
-        // The token may have been revoked since the socket opened (cached for 10 s at most).
-        const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
-        if (!principal) return [unauthenticated('the API token is no longer valid')];
-        const document = documents.parse(payload.query);
-        if (document instanceof GraphQLError) return [document];
-        // The quota before validation: a subscription over the cap costs no validation, so a
-        // flood of them cannot hold the event loop.
-        const operation = getOperationAST(document, payload.operationName);
-        const subscribing = operation?.operation === 'subscription';
-        if (subscribing) {
-          const refused = quota.acquire(principal.tokenId, ctx.extra.socket, id);
-          if (refused) return [tooManySubscriptions(refused, quota)];
-        }
-        const errors = validateForSocket(schema, document, rules);
-        const bad = errors.length > 0 ? errors : checkInputStrings(schema, document, payload.variables);
-        if (bad) {
-          if (subscribing) quota.release(ctx.extra.socket, id);
-          return Array.isArray(bad) ? bad : [bad];
-        }
-        socketLog.started(ctx.extra.socket, id, operation?.name?.value, subscribing);
-        return {
-          schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: createContext(services, principal),
-        };
-      },
+      onSubscribe: subscribeChecks(services, schema, { rules, documents, quota, socketLog }),
       // Apollo's formatError does not reach graphql-ws either: mask here the same way.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: mask(result.errors) } : result,
