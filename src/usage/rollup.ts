@@ -37,7 +37,6 @@ select bucket_start, ${KEYS}, ${SUMS}
 from (${rawCallsSql(
   `tc.id >= ${uuidFloorSql(`(?::timestamptz - interval '1 hour')`)} and tc.id < ${uuidFloorSql(`(?::timestamptz + interval '1 hour')`)}
       and tc.started_at >= ?::timestamptz and tc.started_at < ?::timestamptz`,
-  { assistant: true, connection: true },
 )}) raw
 group by bucket_start, ${KEYS}`;
 

@@ -36,23 +36,14 @@ export function sparseHistogramSql(): string {
   return `concat_ws(',', ${parts.join(', ')})`;
 }
 
-export interface RawCallsOptions {
-  /** Join each call's turn for `assistant_id` (else null). */
-  assistant: boolean;
-  /** Join each call's operation for `connection_id` (else null). */
-  connection: boolean;
-}
-
 /** Raw calls as roll-up rows (one per call), with the bucket column `bucket_start` at the hour. */
-export function rawCallsSql(where: string, options: RawCallsOptions): string {
+export function rawCallsSql(where: string): string {
   // The duration's bucket is computed once per call, then spread over the histogram's columns.
   const histogram = HISTOGRAM_COLUMNS.map((c, i) => `(b = ${i})::int as ${c}`).join(', ');
   return `select bucket_start, workspace_id, assistant_id, operation_key, connection_id, status, 1 as calls,
       (duration_ms is not null)::int as duration_count, coalesce(duration_ms, 0)::bigint as duration_sum, ${histogram}
-    from (select date_trunc('hour', tc.started_at, 'UTC') as bucket_start, tc.workspace_id,
-        ${options.assistant ? 't.assistant_id' : 'null::uuid as assistant_id'}, tc.operation_key,
-        ${options.connection ? 'o.connection_id' : 'null::uuid as connection_id'}, tc.status, tc.duration_ms,
-        width_bucket(tc.duration_ms, ${BOUNDS_SQL}) as b
-      from turn_call tc${options.assistant ? ' join turn t on t.id = tc.turn_id' : ''}${options.connection ? ' left join operation o on o.id = tc.operation_id' : ''}
+    from (select date_trunc('hour', tc.started_at, 'UTC') as bucket_start, tc.workspace_id, t.assistant_id, tc.operation_key,
+        o.connection_id, tc.status, tc.duration_ms, width_bucket(tc.duration_ms, ${BOUNDS_SQL}) as b
+      from turn_call tc join turn t on t.id = tc.turn_id left join operation o on o.id = tc.operation_id
       where ${where}) calls`;
 }

@@ -57,6 +57,22 @@ function add(into: UsageCounts, row: UsageCounts): void {
 }
 
 /**
+ * Rows in (bucket, group) order with the same (bucket, group) possibly twice in a row (from the
+ * roll-up and from the recorded calls), as one row each: counts and histograms added.
+ */
+export function mergeAdjacent<R extends UsageCounts & { bucket: Date; group: string | null }>(
+  rows: R[],
+): R[] {
+  const out: R[] = [];
+  for (const row of rows) {
+    const last = out.at(-1);
+    if (last && last.bucket.getTime() === row.bucket.getTime() && last.group === row.group) add(last, row);
+    else out.push(row);
+  }
+  return out;
+}
+
+/**
  * Rows per (bucket, group), in bucket order, into one series per group (in order of first
  * appearance, then by group) with its points and total, and the total of everything.
  */

@@ -7,7 +7,7 @@ import {
   HISTOGRAM_COLUMNS,
   percentile,
 } from '../../../src/usage/histogram.js';
-import { summarize } from '../../../src/usage/summary.js';
+import { mergeAdjacent, summarize } from '../../../src/usage/summary.js';
 import { MAX_USAGE_BUCKETS, UsageBucket, usageWindow } from '../../../src/usage/window.js';
 
 function histogramOf(durations: number[]): number[] {
@@ -97,16 +97,34 @@ describe('usage window', () => {
 });
 
 describe('summarize', () => {
+  const row = (bucket: number, group: string | null, calls: number, errors: number, d: number[]) => ({
+    bucket: new Date(bucket),
+    group,
+    calls,
+    errors,
+    durationCount: d.length,
+    durationSum: d.reduce((a, b) => a + b, 0),
+    histogram: histogramOf(d),
+  });
+
+  it('should add up a (bucket, group) that comes from the roll-up and from the recorded calls', () => {
+    const merged = mergeAdjacent([
+      row(0, 'a', 2, 1, [3, 5]),
+      row(0, 'a', 1, 0, [300]),
+      row(0, 'b', 1, 0, [4]),
+      row(0, null, 1, 0, []),
+      row(0, null, 2, 2, [9]),
+      row(1, null, 1, 1, [1]),
+    ]);
+    expect(merged).toEqual([
+      row(0, 'a', 3, 1, [3, 5, 300]),
+      row(0, 'b', 1, 0, [4]),
+      row(0, null, 3, 2, [9]),
+      row(1, null, 1, 1, [1]),
+    ]);
+  });
+
   it('should add buckets into series totals and the grand total', () => {
-    const row = (bucket: number, group: string | null, calls: number, errors: number, d: number[]) => ({
-      bucket: new Date(bucket),
-      group,
-      calls,
-      errors,
-      durationCount: d.length,
-      durationSum: d.reduce((a, b) => a + b, 0),
-      histogram: histogramOf(d),
-    });
     const { total, series } = summarize([
       row(0, 'b', 2, 1, [3, 5]),
       row(0, 'a', 1, 0, [4]),
