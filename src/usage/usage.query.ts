@@ -6,6 +6,7 @@
  * are read from the summed histograms in `summarize` (pure).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { uuidv7Floor } from '../db/partitions.js';
 import { HISTOGRAM_COLUMNS, parseSparseHistogram } from './histogram.js';
 import { usageParts, type RollupMarks, type TimeRange } from './parts.js';
 import { BOUNDS_SQL, ERROR_STATUSES_SQL, sparseHistogramSql } from './sql.js';
@@ -55,6 +56,7 @@ const LIVE_GROUP_SQL: Record<UsageGroupBy | 'NONE', string> = {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+const HOUR_MS = 3_600_000;
 
 /**
  * The statement and its parameters (pure). Its rows are per (bucket, group) and part: the rolled-up
@@ -94,7 +96,14 @@ export function usageStatement(q: UsageQuery, marks: RollupMarks): { sql: string
   if (parts.live) {
     // A call's assistant is its turn's: looked up (by primary key) only for an assistant's question.
     const assistant = scope('(select t.assistant_id from turn t where t.id = tc.turn_id)');
-    params.push(iso(parts.live.from), iso(parts.live.to));
+    // Call ids are UUIDv7 made at the call's start: an id range (an hour wider, as the roll-up's)
+    // keeps the read to the partitions of those days (turn_call is partitioned by id).
+    params.push(
+      uuidv7Floor(parts.live.from - HOUR_MS),
+      uuidv7Floor(parts.live.to + HOUR_MS),
+      iso(parts.live.from),
+      iso(parts.live.to),
+    );
     const connection =
       q.groupBy === UsageGroupBy.CONNECTION ? ' left join operation o on o.id = tc.operation_id' : '';
     selects.push(`select bucket, grp, sum(n)::float8 as calls, sum(e)::float8 as errors, sum(dc)::float8 as duration_count,
@@ -104,7 +113,8 @@ export function usageStatement(q: UsageQuery, marks: RollupMarks): { sql: string
       count(*) filter (where tc.status in ${ERROR_STATUSES_SQL}) as e, count(tc.duration_ms) as dc,
       coalesce(sum(tc.duration_ms), 0) as ds
     from turn_call tc${connection}
-    where tc.workspace_id = ?::uuid${assistant} and tc.started_at >= ?::timestamptz and tc.started_at < ?::timestamptz
+    where tc.workspace_id = ?::uuid${assistant} and tc.id >= ?::uuid and tc.id < ?::uuid
+      and tc.started_at >= ?::timestamptz and tc.started_at < ?::timestamptz
     group by 1, 2, 3) live
   group by 1, 2`);
   }
