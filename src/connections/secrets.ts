@@ -2,17 +2,32 @@
  * Credentials at rest: AES-256-GCM under the configured key. A sealed value is
  * `v1.<iv>.<tag>.<ciphertext>` (base64url parts); the version prefix leaves room for rotation.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
 const VERSION = 'v1';
 
 export class SecretBox {
   readonly #key: Buffer;
+  /** A key of its own for {@link fingerprint}, derived so that no MAC is ever made with the sealing key. */
+  readonly #macKey: Buffer;
 
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('SecretBox needs a 32-byte key');
     this.#key = key;
+    this.#macKey = createHmac('sha256', key).update('connected-tools fingerprint v1').digest();
+  }
+
+  /**
+   * A keyed digest (HMAC-SHA256, hex) of the parts, each length-prefixed so that no two lists of
+   * parts collide. Safe to store even when a part is a secret: without the key, a stored
+   * fingerprint cannot be checked against guesses.
+   */
+  fingerprint(parts: readonly string[]): string {
+    const mac = createHmac('sha256', this.#macKey);
+    // The prefix counts UTF-16 code units: reading them back off the UTF-8 stream is unambiguous.
+    for (const part of parts) mac.update(`${part.length}:`).update(part, 'utf8');
+    return mac.digest('hex');
   }
 
   seal(plaintext: string, associatedData = ''): string {

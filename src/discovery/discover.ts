@@ -21,6 +21,7 @@ import {
 import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
 import { holdsFor, isKeyCredential } from '../connections/key-origins.js';
 import { descriptionDeps } from '../connections/source-origins.js';
+import { readDescriptionText } from '../openapi/load.js';
 import { checkUrl } from '../http/url-policy.js';
 import { makeScrubber } from '../connections/scrub.js';
 import { AppError, isAppError } from '../errors.js';
@@ -38,7 +39,9 @@ import { uuidv7 } from '../db/ids.js';
 import {
   deleteOperations,
   insertOperations,
+  operationsStamp,
   readStoredOperations,
+  STAMP_SQL,
   updateOperations,
 } from './operation-rows.js';
 import {
@@ -47,6 +50,7 @@ import {
   type ReviewReasonDraft,
   type StoredOperation,
 } from './reconcile.js';
+import { connectionSettings, descriptionFingerprintParts, listingFingerprintParts } from './fingerprint.js';
 import { DISCOVERY_INTERRUPTED } from './recovery.js';
 import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
@@ -57,6 +61,20 @@ export const SUPERSEDED = 'SUPERSEDED';
 
 /** The error code of a run that did not finish within `discoveryDeadlineMs`. */
 export const DISCOVERY_DEADLINE_EXCEEDED = 'DISCOVERY_DEADLINE_EXCEEDED';
+
+function superseded(): AppError {
+  return new AppError(
+    SUPERSEDED,
+    'a discovery that started later has already applied a newer listing; this run changed nothing',
+  );
+}
+
+function interrupted(): AppError {
+  return new AppError(
+    DISCOVERY_INTERRUPTED,
+    'this discovery was closed as interrupted before it could apply; nothing was changed',
+  );
+}
 
 function deadlineExceeded(deadlineMs: number): AppError {
   return new AppError(
@@ -113,7 +131,11 @@ export interface DiscoveryResult {
 }
 
 /** Reads an MCP server: initialize, every page of tools/list, end the session. */
-async function readMcp(services: DiscoveryDeps, connection: Connection, seen: string[]): Promise<SourceListing> {
+async function readMcp(
+  services: DiscoveryDeps,
+  connection: Connection,
+  seen: string[],
+): Promise<SourceListing> {
   const endpoint = mcpEndpoint(services, connection);
   const getAuthHeaders = endpoint.getAuthHeaders;
   if (getAuthHeaders) {
@@ -173,23 +195,33 @@ async function readMcp(services: DiscoveryDeps, connection: Connection, seen: st
   };
 }
 
-/** Reads an OpenAPI description (re-fetching its address, or the stored text) and converts it. */
-async function readOpenApi(
+/** Reads an OpenAPI description's text: re-fetching its address, or the stored text. */
+async function readOpenApiText(
   services: DiscoveryDeps,
   em: EntityManager,
   connection: Connection,
+): Promise<{ text: string; url: string | null }> {
+  if (connection.descriptionUrl)
+    return readDescriptionText({ url: connection.descriptionUrl }, descriptionDeps(services));
+  await em.populate(connection, ['descriptionText']);
+  if (!connection.descriptionText)
+    throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
+  return { text: connection.descriptionText, url: null };
+}
+
+/** Parses and converts a description's text (on a worker thread: it never stalls the event loop). */
+async function convertOpenApi(
+  services: DiscoveryDeps,
+  connection: Connection,
+  source: { text: string; url: string | null },
 ): Promise<SourceListing> {
-  let source: { url: string } | { text: string };
-  if (connection.descriptionUrl) source = { url: connection.descriptionUrl };
-  else {
-    await em.populate(connection, ['descriptionText']);
-    if (!connection.descriptionText)
-      throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
-    source = { text: connection.descriptionText };
-  }
-  // Parsed and converted on a worker thread: a large description never stalls the event loop.
-  const loaded = await services.descriptions.load(source, descriptionDeps(services), connection.baseUrl);
-  const converted = loaded.conversion;
+  const converted = (
+    await services.descriptions.convert({
+      text: source.text,
+      descriptionUrl: source.url,
+      baseUrl: connection.baseUrl,
+    })
+  ).conversion;
   return {
     operations: converted.operations.map((o) => ({
       name: o.name,
@@ -212,6 +244,43 @@ async function readOpenApi(
     protocolVersion: null,
     serverInfo: null,
   };
+}
+
+/**
+ * A source as read, before the expensive part: an MCP tool list is mapped as it is read (and
+ * scrubbed here); a description is still text, converted only when the run is not unchanged.
+ */
+/** A run's fingerprint (`fingerprint.ts`), and the connection settings it was made with. */
+interface Fingerprint {
+  digest: string;
+  settings: string;
+}
+
+type ReadSource =
+  { kind: 'listing'; listing: SourceListing } | { kind: 'text'; text: string; url: string | null };
+
+/** The audit row of a successful run. */
+function auditRun(
+  tx: EntityManager,
+  principal: Pick<Principal, 'label'>,
+  connection: Connection,
+  run: DiscoveryRun,
+): void {
+  audit(tx, principal, {
+    workspaceId: connection.workspace.id,
+    action: 'DISCOVER',
+    targetType: 'Connection',
+    targetId: connection.nodeId,
+    after: {
+      run: run.nodeId,
+      trigger: run.trigger,
+      added: run.added,
+      removed: run.removed,
+      updated: run.updated,
+      flagged: run.flagged,
+      ...(run.unchanged ? { unchanged: true } : {}),
+    },
+  });
 }
 
 /** Lets other work (health checks, tool calls) run between the apply step's CPU-heavy pieces. */
@@ -281,7 +350,8 @@ export class DiscoveryService {
       principal.label,
     );
     run.instanceId = this.services.notifier.instanceId;
-    await em.persistAndFlush(run);
+    // One statement, no transaction around it: the run is the first thing a discovery writes.
+    await em.insert(run);
 
     // The deadline covers reading the source, waiting for a turn, and the apply's lock waits.
     const deadlineAt = Date.now() + config.discoveryDeadlineMs;
@@ -295,18 +365,39 @@ export class DiscoveryService {
     const seen: string[] = [];
     let secrets: string[] = [];
     const scrubber = () => makeScrubber([...secrets, ...seen]);
-    let listing: SourceListing;
     try {
       secrets = await connectionSecrets(this.services, connection);
-      listing = scrubListing(
-        await untilAborted(
-          connection.kind === ConnectionKind.MCP
-            ? readMcp(this.services, connection, seen)
-            : readOpenApi(this.services, em, connection),
-          deadline.signal,
-        ),
-        scrubber(),
+      const source: ReadSource = await untilAborted(
+        connection.kind === ConnectionKind.MCP
+          ? readMcp(this.services, connection, seen).then((l) => ({
+              kind: 'listing' as const,
+              listing: scrubListing(l, scrubber()),
+            }))
+          : readOpenApiText(this.services, em, connection).then((t) => ({ kind: 'text' as const, ...t })),
+        deadline.signal,
       );
+      const fingerprint: Fingerprint = {
+        digest: this.services.secrets.fingerprint(
+          source.kind === 'listing'
+            ? listingFingerprintParts(source.listing, connection, config.outbound)
+            : descriptionFingerprintParts(source, connection, config.outbound, secrets),
+        ),
+        settings: connectionSettings(connection, config.outbound),
+      };
+      // Unchanged since the last successful run: nothing to convert, reconcile or write.
+      const unchanged = await this.#admission.run(
+        connection.id,
+        () => this.recordUnchanged(connection, run.id, fingerprint, principal, deadlineAt),
+        deadline.signal,
+      );
+      if (unchanged !== null) return { run: unchanged, changed: [] };
+      const listing =
+        source.kind === 'listing'
+          ? source.listing
+          : scrubListing(
+              await untilAborted(convertOpenApi(this.services, connection, source), deadline.signal),
+              scrubber(),
+            );
       if (listing.operations.length === 0) {
         throw new AppError(
           'EMPTY_TOOL_LIST',
@@ -317,7 +408,7 @@ export class DiscoveryService {
       }
       const changed = await this.#admission.run(
         connection.id,
-        () => this.apply(connection.id, run.id, listing, principal, deadlineAt),
+        () => this.apply(connection.id, run.id, listing, fingerprint, principal, deadlineAt),
         deadline.signal,
       );
       await this.onChanged(connection.id, connection.workspace.id).catch((err: unknown) =>
@@ -440,20 +531,11 @@ export class DiscoveryService {
     connectionId: string,
     runId: string,
     listing: SourceListing,
+    fingerprint: Fingerprint,
     principal: Pick<Principal, 'label'> & Partial<Principal>,
     deadlineAt: number,
   ): Promise<string[]> {
-    return this.services.orm.em.fork().transactional(async (tx) => {
-      // Bounded waits: a lock held elsewhere (another instance, a stuck session) ends this run
-      // at its deadline instead of holding a pool connection for good.
-      const remaining = `${Math.max(1, deadlineAt - Date.now())}ms`;
-      await tx.execute(
-        `select set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)`,
-        [remaining, remaining],
-      );
-      // FOR NO KEY UPDATE, not FOR UPDATE: it serialises applies of this connection just the same,
-      // but does not block rows that merely reference the connection (a new run's insert, a turn).
-      await tx.execute(`select 1 from connection where id = ? for no key update`, [connectionId]);
+    return this.underLock(connectionId, deadlineAt, async (tx) => {
       const connection = await tx.findOneOrFail(Connection, { id: connectionId });
       const workspaceId = connection.workspace.id;
       // Sources are read outside the lock, so a slower, older run may arrive after a newer one
@@ -466,10 +548,7 @@ export class DiscoveryService {
         [connectionId, runId],
       );
       if (newer.length > 0) {
-        throw new AppError(
-          SUPERSEDED,
-          'a discovery that started later has already applied a newer listing; this run changed nothing',
-        );
+        throw superseded();
       }
       // Rows, not entities: see operation-rows.ts for why the ORM stays out of this step.
       const rows = await readStoredOperations(tx, connectionId);
@@ -504,10 +583,7 @@ export class DiscoveryService {
       await yieldToLoop();
       const run = await tx.findOneOrFail(DiscoveryRun, { id: runId });
       if (run.outcome !== DiscoveryOutcome.RUNNING) {
-        throw new AppError(
-          DISCOVERY_INTERRUPTED,
-          'this discovery was closed as interrupted before it could apply; nothing was changed',
-        );
+        throw interrupted();
       }
       const runRef = tx.getReference(DiscoveryRun, runId, { wrapped: true });
       const now = new Date();
@@ -598,21 +674,103 @@ export class DiscoveryService {
       run.protocolVersion = listing.protocolVersion;
       run.serverInfo = listing.serverInfo;
 
-      audit(tx, principal, {
-        workspaceId,
-        action: 'DISCOVER',
-        targetType: 'Connection',
-        targetId: connection.nodeId,
-        after: {
-          run: run.nodeId,
-          trigger: run.trigger,
-          added: run.added,
-          removed: run.removed,
-          updated: run.updated,
-          flagged: run.flagged,
-        },
-      });
+      auditRun(tx, principal, connection, run);
+      // What the next run compares with: this run's fingerprint (unless a setting it was made with
+      // changed meanwhile), and the operations as this run leaves them, review reasons written.
+      await tx.flush();
+      run.fingerprint =
+        fingerprint.settings === connectionSettings(connection, this.services.config.outbound)
+          ? fingerprint.digest
+          : null;
+      run.operationsStamp = await operationsStamp(tx, connectionId);
       return changed;
+    });
+  }
+
+  /**
+   * Runs `work` in one transaction holding the connection's row lock, with every wait bounded by
+   * the run's deadline.
+   */
+  private underLock<T>(
+    connectionId: string,
+    deadlineAt: number,
+    work: (tx: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    return this.services.orm.em.fork().transactional(async (tx) => {
+      // Bounded waits: a lock held elsewhere (another instance, a stuck session) ends this run
+      // at its deadline instead of holding a pool connection for good.
+      const remaining = `${Math.max(1, deadlineAt - Date.now())}ms`;
+      await tx.execute(
+        `select set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)`,
+        [remaining, remaining],
+      );
+      // FOR NO KEY UPDATE, not FOR UPDATE: it serialises applies of this connection just the same,
+      // but does not block rows that merely reference the connection (a new run's insert, a turn).
+      await tx.execute(`select 1 from connection where id = ? for no key update`, [connectionId]);
+      return work(tx);
+    });
+  }
+
+  /**
+   * Closes the run as unchanged when its fingerprint is the last successful run's, the operations
+   * are as that run left them (`operationsStamp`) and the connection is READY; returns the run then,
+   * or `null`, having written nothing. An unchanged run writes its own record only: the run, its
+   * audit row and the connection's `lastDiscoveryAt`. No operation or review reason is touched, and
+   * no cache is told anything. Under the connection's lock, as an apply: a run that started later
+   * and already applied makes this one SUPERSEDED, unchanged or not.
+   */
+  private async recordUnchanged(
+    connection: Connection,
+    runId: string,
+    fingerprint: Fingerprint,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+    deadlineAt: number,
+  ): Promise<DiscoveryRun | null> {
+    const connectionId = connection.id;
+    return this.underLock(connectionId, deadlineAt, async (tx) => {
+      const [last] = await tx.execute<
+        {
+          id: string;
+          fingerprint: string | null;
+          operations_stamp: string | null;
+          stamp: string;
+          status: string;
+        }[]
+      >(
+        `select r.id, r.fingerprint, r.operations_stamp, ${STAMP_SQL} as stamp,
+                (select status from connection where id = ?) as status
+           from discovery_run r
+          where r.connection_id = ? and r.outcome = 'SUCCEEDED'
+          order by r.id desc limit 1`,
+        [connectionId, connectionId, connectionId, connectionId],
+      );
+      if (last === undefined) return null;
+      if (last.id > runId) throw superseded();
+      // A failed run since (status FAILED or NEEDS_SIGN_IN) needs the full run to put it right.
+      if (last.status !== ConnectionStatus.READY) return null;
+      if (last.fingerprint !== fingerprint.digest || last.operations_stamp !== last.stamp) return null;
+      const now = new Date();
+      const [row] = await tx.execute<Record<string, unknown>[]>(
+        `with run as (
+           update discovery_run r
+              set outcome = 'SUCCEEDED', finished_at = ?, unchanged = true, fingerprint = l.fingerprint,
+                  operations_stamp = l.operations_stamp, skipped = l.skipped, diagnostics = l.diagnostics,
+                  protocol_version = l.protocol_version, server_info = l.server_info
+             from discovery_run l
+            where r.id = ? and r.outcome = 'RUNNING' and l.id = ?
+           returning r.*
+         ), touched as (
+           -- Runs whether or not it is referenced, as every data-modifying WITH does.
+           update connection c set last_discovery_at = ? from run where c.id = ?
+         )
+         select * from run`,
+        [now, runId, last.id, now, connectionId],
+      );
+      // Closed meanwhile (as interrupted, by an instance that took this one for dead).
+      if (row === undefined) throw interrupted();
+      const run = tx.map(DiscoveryRun, row);
+      auditRun(tx, principal, connection, run);
+      return run;
     });
   }
 }

@@ -105,6 +105,24 @@ export class DiscoveryRun extends Node {
   @Property({ type: 'json', nullable: true })
   serverInfo: JsonObject | null = null;
 
+  @Field(() => Boolean, {
+    description:
+      'True when the source, and everything else the conversion depends on, was as the last successful run read it, and no operation had changed since: nothing was converted or written.',
+  })
+  @Property({ type: 'boolean' })
+  unchanged: boolean & Opt = false;
+
+  /**
+   * Of a successful run: the keyed digest of what its listing came from (`fingerprint.ts`). A later
+   * run with the same fingerprint, finding the operations as this run left them, skips the work.
+   */
+  @Property({ type: 'string', length: 64, nullable: true })
+  fingerprint: string | null = null;
+
+  /** Of a successful run: the operations' stamp (`operationsStamp`) as the run left them. */
+  @Property({ type: 'string', length: 32, nullable: true })
+  operationsStamp: string | null = null;
+
   /** The instance running it (Notifier.instanceId): a run of a dead instance is closed at start. */
   @Property({ type: 'string', length: 64, nullable: true })
   instanceId: string | null = null;

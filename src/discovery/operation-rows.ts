@@ -174,3 +174,29 @@ export async function updateOperations(
     ],
   );
 }
+
+/**
+ * A digest of a connection's operations and their open review reasons, as a re-discovery would
+ * reconcile them: equal stamps mean nothing changed them in between. Every column a plan reads is
+ * in it directly, except the JSON ones (schema, binding, annotations) and the texts, which only
+ * discovery writes and whose rows' `updated_at` moves with every write (the ORM's `onUpdate`, and
+ * `updateOperations` here). Computed by PostgreSQL: no schema travels.
+ */
+export async function operationsStamp(tx: EntityManager, connectionId: string): Promise<string> {
+  const [row] = await query<{ stamp: string }>(tx, `select ${STAMP_SQL} as stamp`, [
+    connectionId,
+    connectionId,
+  ]);
+  return row!.stamp;
+}
+
+/** {@link operationsStamp} as an SQL expression; its two bindings are both the connection's id. */
+export const STAMP_SQL = `md5(
+       coalesce((select string_agg(concat_ws('|', o.id, o.key, o.name, o.risk, o.source_risk, o.risk_set_by_admin,
+                                             o.enabled, o.needs_review, o.idempotent, extract(epoch from o.updated_at)),
+                                   ',' order by o.id)
+                   from operation o where o.connection_id = ?), '')
+       || '/' ||
+       coalesce((select string_agg(concat_ws('|', r.id, r.code, r.detail), ',' order by r.id)
+                   from review_reason r join operation o on o.id = r.operation_id
+                  where o.connection_id = ? and r.resolved_at is null), ''))`;

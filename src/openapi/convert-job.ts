@@ -6,6 +6,14 @@ import { AppError } from '../errors.js';
 import { convertDescription, type ConversionResult } from './convert.js';
 import { parseDescription } from './load.js';
 
+/**
+ * The version of what a job makes of a text. Bump it with any change to parsing or conversion that
+ * changes a result: a re-discovery skips an unchanged description only while this is the same
+ * (`discovery/fingerprint.ts`). `test/unit/openapi/conversion-version.test.ts` fails when the
+ * results of its fixtures change and this did not.
+ */
+export const CONVERSION_VERSION = 1;
+
 export interface ConvertJob {
   text: string;
   /** The address the text was fetched from, or `null` for text given directly. */
