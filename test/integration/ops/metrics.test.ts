@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../support/wait.js';
 import { DiscoverDocument } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
@@ -108,12 +109,11 @@ describe('GET /metrics (METRICS=token, the default)', () => {
 
   it('should count a LISTEN reconnect', async () => {
     t.app.services.notifier.dropConnectionForTest();
-    const deadline = Date.now() + 10_000;
     let s = await scrape(t, w.operator);
-    while (valueOf(s, 'connected_tools_listen_reconnects_total') < 1 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
+    await waitUntil(async () => {
       s = await scrape(t, w.operator);
-    }
+      return valueOf(s, 'connected_tools_listen_reconnects_total') >= 1;
+    }, 50);
     expect(valueOf(s, 'connected_tools_listen_reconnects_total')).toBe(1);
     expect(valueOf(s, 'connected_tools_listen_connected')).toBe(1);
   });
@@ -124,23 +124,21 @@ describe('GET /metrics (METRICS=token, the default)', () => {
       conversationId: 'metrics-sub',
     });
     try {
-      const deadline = Date.now() + 5_000;
       let s = await scrape(t, w.operator);
-      while (valueOf(s, 'connected_tools_subscriptions_open') < 1 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
+      await waitUntil(async () => {
         s = await scrape(t, w.operator);
-      }
+        return valueOf(s, 'connected_tools_subscriptions_open') >= 1;
+      }, 50);
       expect(valueOf(s, 'connected_tools_subscriptions_open')).toBe(1);
       expect(valueOf(s, 'connected_tools_websockets_open')).toBe(1);
     } finally {
       await stream.close();
     }
-    const deadline = Date.now() + 5_000;
     let s = await scrape(t, w.operator);
-    while (valueOf(s, 'connected_tools_websockets_open') > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
+    await waitUntil(async () => {
       s = await scrape(t, w.operator);
-    }
+      return valueOf(s, 'connected_tools_websockets_open') === 0;
+    }, 50);
     expect(valueOf(s, 'connected_tools_subscriptions_open')).toBe(0);
     expect(valueOf(s, 'connected_tools_websockets_open')).toBe(0);
   });

@@ -2,6 +2,7 @@ import { print } from 'graphql';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../support/wait.js';
 import { TurnEventsDocument } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
@@ -28,14 +29,10 @@ const lines = (): Line[] => t.logs.map((l) => JSON.parse(l) as Line);
 const requestLine = (reqId: string): Line | undefined =>
   lines().find((l) => l.msg === 'request' && l.reqId === reqId);
 
-async function waitFor<T>(get: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('timed out waiting for a log line');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** The log line once written (the test's timeout bounds the wait). */
+async function waitFor<T>(get: () => T | undefined): Promise<T> {
+  await waitUntil(() => get() !== undefined, 20);
+  return get()!;
 }
 
 async function post(body: unknown, headers: Record<string, string>): Promise<Response> {
