@@ -11,8 +11,7 @@
  *   refused. IP literals in the URL are checked before sending, because `net.connect` skips the
  *   lookup for them;
  * - header names are tokens and header values hold no CR, LF or NUL;
- * - one deadline (`timeoutMs`) covers connect, headers and the whole body (it fires at most 10 ms
- *   late: deadlines share one ticker);
+ * - one deadline (`timeoutMs`, an `AbortSignal.timeout`) covers connect, headers and the whole body;
  * - the body is counted while it streams and cut at `maxBodyBytes`: it is never buffered first.
  *
  * Errors are `OutboundError`s with a stable `code` and a message that names the host only: never a
@@ -464,7 +463,7 @@ export class OutboundClient {
     const timeoutMs = init.timeoutMs ?? this.timeoutMs;
 
     if (init.signal?.aborted) throw aborted(target.hostname, init.signal.reason);
-    const exchange = new Exchange(target.hostname, timeoutMs, init.signal);
+    const deadline = new Deadline(target.hostname, timeoutMs, init.signal);
 
     for (let hop = 0; ; hop++) {
       let res: Dispatcher.ResponseData;
@@ -474,36 +473,28 @@ export class OutboundClient {
         method,
         headers,
         body,
-        signal: exchange,
+        signal: deadline.signal,
       };
       try {
-        res = await new Promise<Dispatcher.ResponseData>((resolve, reject) => {
-          exchange.rejectHeaders = reject;
-          this.#agent.request(options).then(resolve, reject);
-        });
+        // undici sees an abort only once the socket connects: the wait for headers races it.
+        res = await deadline.race(this.#agent.request(options));
       } catch (err) {
-        exchange.finish();
-        const translated = translateError(err, target.hostname);
+        const translated = deadline.failure(err);
         throw hop > 0 && translated.code === OutboundErrorCode.ADDRESS_REFUSED
           ? redirectRefused(target.hostname, 'the redirect target address is refused', translated)
           : translated;
       }
-      exchange.rejectHeaders = null;
       const location = res.headers.location;
       if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || maxRedirects === 0) {
-        return new CappedResponse(res, target, maxBodyBytes, exchange);
+        return new CappedResponse(res, target, maxBodyBytes, deadline);
       }
       await res.body.dump({ limit: DUMP_LIMIT_BYTES }).catch(() => undefined);
       const from = target.hostname;
-      if (hop >= maxRedirects) {
-        exchange.finish();
-        throw redirectRefused(from, `more than ${maxRedirects} redirects`);
-      }
+      if (hop >= maxRedirects) throw redirectRefused(from, `more than ${maxRedirects} redirects`);
       let next: URL;
       try {
         next = this.checkUrl(new URL(location, target));
       } catch (err) {
-        exchange.finish();
         throw redirectRefused(from, 'the redirect target is refused', err);
       }
       if (next.origin !== target.origin) headers = pickSafeHeaders(headers);
@@ -518,7 +509,7 @@ export class OutboundClient {
         headers = withoutContentType(headers);
       }
       target = next;
-      exchange.host = next.hostname;
+      deadline.host = next.hostname;
     }
   }
 
@@ -553,120 +544,59 @@ export class OutboundClient {
 function noop(): void {}
 
 /**
- * The state of one request across its redirect hops: its deadline, the caller's signal, and the
- * abort signal handed to undici. undici accepts an EventEmitter-like object as well as an
- * `AbortSignal`, and uses exactly `aborted`, `reason`, `on`/`once` and `removeListener` of it. An
- * `AbortController` per request costs about 10 µs in construction and undici's listener
- * bookkeeping (measured), and per-request closures cost too under tsx (which names every one), so
- * this is one plain object with methods.
+ * One request's deadline across its redirect hops: `AbortSignal.timeout`, joined with the caller's
+ * signal by `AbortSignal.any`, is the signal undici gets (it aborts the connect wait, the headers
+ * and the body alike). It also names what ended the request: the deadline is `TIMEOUT`, the
+ * caller's signal `ABORTED`, anything else is translated by `translateError`.
  */
-class Exchange {
-  aborted = false;
-  reason: unknown = undefined;
-  /** Rejects the wait for response headers: undici only sees an abort once the socket connects. */
-  rejectHeaders: ((reason: unknown) => void) | null = null;
+class Deadline {
   /** The host of the current hop, for messages. */
   host: string;
   readonly timeoutMs: number;
-  /** `performance.now()` past which the deadline ticker aborts the exchange. */
-  readonly deadline: number;
-  readonly #callerSignal: AbortSignal | undefined;
-  #listeners: (() => void)[] | null = null;
-  #finished = false;
+  readonly signal: AbortSignal;
+  readonly #timeout: AbortSignal;
+  readonly #caller: AbortSignal | undefined;
 
-  constructor(host: string, timeoutMs: number, callerSignal: AbortSignal | undefined) {
+  constructor(host: string, timeoutMs: number, caller: AbortSignal | undefined) {
     this.host = host;
     this.timeoutMs = timeoutMs;
-    this.deadline = performance.now() + timeoutMs;
-    this.#callerSignal = callerSignal;
-    watchDeadline(this);
-    callerSignal?.addEventListener('abort', this, { once: true });
+    this.#timeout = AbortSignal.timeout(timeoutMs);
+    this.#caller = caller;
+    this.signal = caller ? AbortSignal.any([caller, this.#timeout]) : this.#timeout;
   }
 
-  /** The caller's signal fired (this object is its listener). */
-  handleEvent(): void {
-    this.abortWith(aborted(this.host, this.#callerSignal?.reason));
-  }
-
-  abortWith(reason: OutboundError): void {
-    if (!this.aborted) {
-      this.aborted = true;
-      this.reason = reason;
-      const listeners = this.#listeners;
-      this.#listeners = null;
-      if (listeners) for (const listener of listeners) listener();
+  /** The failure an error stands for, given what (if anything) aborted the request. */
+  failure(err: unknown): OutboundError {
+    if (this.#timeout.aborted) {
+      return new OutboundError(
+        OutboundErrorCode.TIMEOUT,
+        `request to ${this.host} timed out after ${this.timeoutMs} ms`,
+        { reachedServer: true, data: { host: this.host, timeoutMs: this.timeoutMs } },
+      );
     }
-    this.rejectHeaders?.(reason);
+    if (this.#caller?.aborted) return aborted(this.host, this.#caller.reason);
+    return translateError(err, this.host);
   }
 
-  /** The exchange is over: stop the deadline and let go of the caller's signal. Idempotent. */
-  finish(): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    unwatchDeadline(this);
-    this.#callerSignal?.removeEventListener('abort', this);
+  /** Settles with `promise`, or rejects as soon as the signal aborts; rejects with an `OutboundError`. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    if (signal.aborted) return Promise.reject(this.failure(signal.reason));
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(this.failure(signal.reason));
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(this.failure(err));
+        },
+      );
+    });
   }
-
-  on(_event: 'abort', listener: () => void): this {
-    (this.#listeners ??= []).push(listener);
-    return this;
-  }
-
-  once(event: 'abort', listener: () => void): this {
-    return this.on(event, listener);
-  }
-
-  removeListener(_event: 'abort', listener: () => void): this {
-    const i = this.#listeners?.indexOf(listener) ?? -1;
-    if (i !== -1) this.#listeners?.splice(i, 1);
-    return this;
-  }
-}
-
-/**
- * Deadlines share one ticker instead of a Node timer each: like undici's own "fast timers", it
- * saves a timer allocation and two timer-list operations per request on the hot path. A deadline
- * fires at most one tick late. The ticker runs only while some exchange is open.
- */
-const DEADLINE_TICK_MS = 10;
-const watched = new Set<Exchange>();
-let ticker: NodeJS.Timeout | null = null;
-
-function watchDeadline(exchange: Exchange): void {
-  watched.add(exchange);
-  ticker ??= setInterval(tickDeadlines, DEADLINE_TICK_MS);
-}
-
-function unwatchDeadline(exchange: Exchange): void {
-  watched.delete(exchange);
-}
-
-function tickDeadlines(): void {
-  if (watched.size === 0) {
-    clearInterval(ticker ?? undefined);
-    ticker = null;
-    return;
-  }
-  const now = performance.now();
-  for (const exchange of watched) {
-    if (exchange.deadline <= now) {
-      watched.delete(exchange);
-      onDeadline(exchange);
-    }
-  }
-}
-
-function onDeadline(exchange: Exchange): void {
-  exchange.abortWith(
-    new OutboundError(
-      OutboundErrorCode.TIMEOUT,
-      `request to ${exchange.host} timed out after ${exchange.timeoutMs} ms`,
-      {
-        reachedServer: true,
-        data: { host: exchange.host, timeoutMs: exchange.timeoutMs },
-      },
-    ),
-  );
 }
 
 function aborted(host: string, reason: unknown): OutboundError {
@@ -709,15 +639,15 @@ class CappedResponse implements OutboundResponse {
   readonly url: URL;
   readonly #raw: Dispatcher.ResponseData['body'];
   readonly #cap: number;
-  readonly #exchange: Exchange;
+  readonly #deadline: Deadline;
 
-  constructor(res: Dispatcher.ResponseData, url: URL, cap: number, exchange: Exchange) {
+  constructor(res: Dispatcher.ResponseData, url: URL, cap: number, deadline: Deadline) {
     this.status = res.statusCode;
     this.headers = res.headers;
     this.url = url;
     this.#raw = res.body;
     this.#cap = cap;
-    this.#exchange = exchange;
+    this.#deadline = deadline;
   }
 
   get body(): AsyncIterable<Buffer> {
@@ -755,13 +685,12 @@ class CappedResponse implements OutboundResponse {
           yield chunk;
         }
       } catch (err) {
-        throw translateError(err, this.url.hostname);
+        throw this.#deadline.failure(err);
       }
       complete = true;
     } finally {
       // Without a listener, undici reports the destroy as an uncaught 'error'.
       if (!complete) raw.on('error', noop).destroy();
-      this.#exchange.finish();
     }
   }
 
@@ -772,9 +701,7 @@ class CappedResponse implements OutboundResponse {
       try {
         return await this.#raw.text();
       } catch (err) {
-        throw translateError(err, this.url.hostname);
-      } finally {
-        this.#exchange.finish();
+        throw this.#deadline.failure(err);
       }
     }
     const chunks: Buffer[] = [];
@@ -806,8 +733,6 @@ class CappedResponse implements OutboundResponse {
       await this.#raw.dump({ limit: DUMP_LIMIT_BYTES });
     } catch {
       // Draining is best effort: a body that fails here is already gone.
-    } finally {
-      this.#exchange.finish();
     }
   }
 }
