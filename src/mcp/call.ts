@@ -18,14 +18,16 @@
  * `CallToolOutcome`.
  */
 import { performance } from 'node:perf_hooks';
-import { OutboundError, OutboundErrorCode } from '../http/outbound.js';
+import { OutboundErrorCode } from '../http/outbound.js';
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
 import {
-  answersLegacy,
+  asOutboundError,
+  AUTH_HEADERS_FAILED,
+  failureOutcome,
   handshakeFailure,
-  modernToolResult,
-  toolResult,
+  refusalOf,
+  replyOutcome,
   withBase,
   type Tally,
 } from './outcome.js';
@@ -39,7 +41,7 @@ import {
   type McpEndpoint,
   type McpSettings,
 } from './types.js';
-import { errorOfBody, isModernVersion, MODERN_VERSIONS, modernHeaders, modernMeta } from './versions.js';
+import { isModernVersion, MODERN_VERSIONS, modernHeaders, modernMeta } from './versions.js';
 
 export class McpCalls {
   readonly #transport: McpTransport;
@@ -128,24 +130,8 @@ export class McpCalls {
       try {
         reply = await this.#transport.send(ep, sessionId, id, body, timeoutMs, signal, wire, notify);
       } catch (err) {
-        if (err instanceof AuthHeadersFailed) {
-          return withBase(
-            {
-              kind: 'auth_required',
-              wwwAuthenticate: null,
-              message: 'credentials for the tool server could not be obtained',
-            },
-            tally,
-            started,
-          );
-        }
-        const failure =
-          err instanceof OutboundError
-            ? err
-            : new OutboundError(OutboundErrorCode.TRANSPORT_ERROR, 'the call failed unexpectedly', {
-                reachedServer: true,
-                cause: err,
-              });
+        if (err instanceof AuthHeadersFailed) return withBase(AUTH_HEADERS_FAILED, tally, started);
+        const failure = asOutboundError(err);
         // On a modern connection the closed stream is the cancellation (no notification exists).
         if (failure.reachedServer && !modern)
           this.#transport.cancel(
@@ -162,47 +148,18 @@ export class McpCalls {
           reachedServer: failure.reachedServer,
         });
         if (again.retry) continue;
-        if (failure.code === OutboundErrorCode.ABORTED)
-          return withBase({ kind: 'cancelled', message: 'the call was cancelled' }, tally, started);
-        if (failure.code === OutboundErrorCode.TIMEOUT) {
-          return withBase(
-            {
-              kind: 'timeout',
-              timeoutMs,
-              message: `the tool server did not answer within ${timeoutMs} ms`,
-            },
-            tally,
-            started,
-          );
-        }
-        // No retry: the same outcome as any other transport failure.
-        return withBase(
-          {
-            kind: 'transport_error',
-            code: failure.code,
-            reachedServer: failure.reachedServer,
-            message: failure.message,
-          },
-          tally,
-          started,
-        );
+        return withBase(failureOutcome(failure, timeoutMs), tally, started);
       }
 
-      // A modern request refused in a way no modern server refuses: the server is legacy (or was
-      // replaced by one). It gets the legacy path: initialize, then the call once more.
-      const legacyAnswer =
-        modern &&
-        mayResend() &&
-        ((reply.type === 'http' &&
-          reply.status !== 401 &&
-          reply.status >= 400 &&
-          reply.status < 500 &&
-          answersLegacy(errorOfBody(reply.bodyExcerpt))) ||
-          (reply.type === 'rpc_error' && answersLegacy(reply.error)));
-      if (legacyAnswer) {
-        modern = false;
+      // Refused before the server acted: a legacy server turning away a modern request gets the
+      // legacy path, a server that wants a session (or ended ours) a handshake; either way, shared
+      // with every waiting call, then the call once more.
+      const refused = refusalOf(reply, modern);
+      if (refused !== null && mayResend()) {
+        if (refused === 'legacy') modern = false;
+        const stale = refused === 'legacy' ? undefined : sessionId;
         try {
-          sessionId = await raceSignal(this.#sessions.ensure(ep, undefined, timeoutMs), signal);
+          sessionId = await raceSignal(this.#sessions.ensure(ep, stale, timeoutMs), signal);
         } catch (err) {
           return withBase(handshakeFailure(err), tally, started);
         }
@@ -211,63 +168,7 @@ export class McpCalls {
         tally.resends++;
         continue;
       }
-      switch (reply.type) {
-        case 'result':
-          return withBase(modern ? modernToolResult(reply.result) : toolResult(reply.result), tally, started);
-        case 'rpc_error':
-          return withBase(
-            {
-              kind: 'protocol_error',
-              code: 'JSONRPC_ERROR',
-              rpcError: reply.error,
-              message: `the tool server returned JSON-RPC error ${reply.error.code}`,
-            },
-            tally,
-            started,
-          );
-        case 'protocol':
-          return withBase(
-            { kind: 'protocol_error', code: reply.problem, rpcError: null, message: reply.detail },
-            tally,
-            started,
-          );
-        case 'http': {
-          if ((reply.status === 400 || reply.status === 404) && mayResend()) {
-            // The server wants a session, or ours ended: one handshake (shared), then one re-send.
-            try {
-              sessionId = await raceSignal(this.#sessions.ensure(ep, sessionId, timeoutMs), signal);
-            } catch (err) {
-              return withBase(handshakeFailure(err), tally, started);
-            }
-            // The refused request did nothing: sending it again is the same attempt.
-            tally.attempts--;
-            tally.resends++;
-            continue;
-          }
-          if (reply.status === 401) {
-            return withBase(
-              {
-                kind: 'auth_required',
-                wwwAuthenticate: reply.wwwAuthenticate,
-                message: 'the tool server requires authorization (HTTP 401)',
-              },
-              tally,
-              started,
-            );
-          }
-          return withBase(
-            {
-              kind: 'http_error',
-              status: reply.status,
-              bodyExcerpt: reply.bodyExcerpt,
-              wwwAuthenticate: reply.wwwAuthenticate,
-              message: `the tool server answered HTTP ${reply.status}`,
-            },
-            tally,
-            started,
-          );
-        }
-      }
+      return withBase(replyOutcome(reply, modern), tally, started);
     }
   }
 }

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { OutboundError, OutboundErrorCode } from '../http/outbound.js';
 import type { JsonObject, JsonValue } from '../operations/types.js';
-import { isObject } from './transport.js';
+import { isObject, type Reply } from './transport.js';
 import {
   McpClientError,
   McpErrorCode,
@@ -16,6 +16,7 @@ import {
 } from './types.js';
 import {
   describeInputRequests,
+  errorOfBody,
   isLegacyVersion,
   judgeModernError,
   pickVersion,
@@ -147,4 +148,92 @@ export function handshakeFailure(err: unknown): OutcomeBody {
     reachedServer: true,
     message: 'initialize failed unexpectedly',
   };
+}
+
+/** `getAuthHeaders` failed: nothing was sent. */
+export const AUTH_HEADERS_FAILED: OutcomeBody = {
+  kind: 'auth_required',
+  wwwAuthenticate: null,
+  message: 'credentials for the tool server could not be obtained',
+};
+
+/** A request that failed without an answer, as an `OutboundError`. */
+export function asOutboundError(err: unknown): OutboundError {
+  return err instanceof OutboundError
+    ? err
+    : new OutboundError(OutboundErrorCode.TRANSPORT_ERROR, 'the call failed unexpectedly', {
+        reachedServer: true,
+        cause: err,
+      });
+}
+
+/** The outcome of a request that failed without an answer and is not retried. */
+export function failureOutcome(failure: OutboundError, timeoutMs: number): OutcomeBody {
+  if (failure.code === OutboundErrorCode.ABORTED)
+    return { kind: 'cancelled', message: 'the call was cancelled' };
+  if (failure.code === OutboundErrorCode.TIMEOUT) {
+    return {
+      kind: 'timeout',
+      timeoutMs,
+      message: `the tool server did not answer within ${timeoutMs} ms`,
+    };
+  }
+  return {
+    kind: 'transport_error',
+    code: failure.code,
+    reachedServer: failure.reachedServer,
+    message: failure.message,
+  };
+}
+
+/**
+ * Whether an answer refuses the request before the server acted on it: `legacy` when a modern
+ * request meets a refusal no modern server gives (the server is legacy, or was replaced by one),
+ * `session` for a 400 or 404 (the server wants a session, or ours ended). Null otherwise.
+ */
+export function refusalOf(reply: Reply, modern: boolean): 'legacy' | 'session' | null {
+  if (
+    modern &&
+    ((reply.type === 'http' &&
+      reply.status !== 401 &&
+      reply.status >= 400 &&
+      reply.status < 500 &&
+      answersLegacy(errorOfBody(reply.bodyExcerpt))) ||
+      (reply.type === 'rpc_error' && answersLegacy(reply.error)))
+  )
+    return 'legacy';
+  if (reply.type === 'http' && (reply.status === 400 || reply.status === 404)) return 'session';
+  return null;
+}
+
+/** The outcome of an answer that is not sent again. */
+export function replyOutcome(reply: Reply, modern: boolean): OutcomeBody {
+  switch (reply.type) {
+    case 'result':
+      return modern ? modernToolResult(reply.result) : toolResult(reply.result);
+    case 'rpc_error':
+      return {
+        kind: 'protocol_error',
+        code: 'JSONRPC_ERROR',
+        rpcError: reply.error,
+        message: `the tool server returned JSON-RPC error ${reply.error.code}`,
+      };
+    case 'protocol':
+      return { kind: 'protocol_error', code: reply.problem, rpcError: null, message: reply.detail };
+    case 'http':
+      if (reply.status === 401) {
+        return {
+          kind: 'auth_required',
+          wwwAuthenticate: reply.wwwAuthenticate,
+          message: 'the tool server requires authorization (HTTP 401)',
+        };
+      }
+      return {
+        kind: 'http_error',
+        status: reply.status,
+        bodyExcerpt: reply.bodyExcerpt,
+        wwwAuthenticate: reply.wwwAuthenticate,
+        message: `the tool server answered HTTP ${reply.status}`,
+      };
+  }
 }
