@@ -17,7 +17,29 @@ export interface Context {
   trace?: TraceContext | null;
 }
 
-export function createContext(services: Services, principal: Principal | null): Context {
-  const em = services.orm.em.fork();
-  return { principal, em, loaders: createLoaders(em), services };
+/**
+ * The entity manager is forked, and the loaders made, when a resolver first asks for them: the
+ * runtime's beginTurn and callTool never do, and both cost more than the rest of the context.
+ * Do not spread a context (that would make both at once): pass `extra` instead.
+ */
+export function createContext(
+  services: Services,
+  principal: Principal | null,
+  extra: Pick<Context, 'requestLog' | 'trace'> = {},
+): Context {
+  let em: EntityManager | null = null;
+  let loaders: Loaders | null = null;
+  return {
+    principal,
+    services,
+    ...extra,
+    get em(): EntityManager {
+      em ??= services.orm.em.fork();
+      return em;
+    },
+    get loaders(): Loaders {
+      loaders ??= createLoaders(this.em);
+      return loaders;
+    },
+  };
 }

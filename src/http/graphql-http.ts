@@ -141,11 +141,12 @@ export function graphqlHttpHandler(
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: apolloRequest(req, url, parsedBody),
       context: () =>
-        Promise.resolve({
-          ...createContext(services, principal),
-          requestLog: record,
-          trace: parseTraceContext(req.headers.traceparent, req.headers.tracestate),
-        }),
+        Promise.resolve(
+          createContext(services, principal, {
+            requestLog: record,
+            trace: parseTraceContext(req.headers.traceparent, req.headers.tracestate),
+          }),
+        ),
     });
     // Nothing this API answers may be cached (answers carry customer data).
     res.setHeader('cache-control', 'no-store');
