@@ -8,6 +8,7 @@
  * except in the first test, which waits for a short-lived token for real.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../support/wait.js';
 import { AuditEvent } from '../../../src/audit/audit-event.entity.js';
 import type { McpEndpoint } from '../../../src/mcp/client.js';
 import { OAuthService, type OAuthServiceOptions } from '../../../src/oauth/oauth.service.js';
@@ -88,10 +89,9 @@ describe('renewal', () => {
       });
       expect(peer.tokenHits()).toBe(hits);
 
-      // Wait, for real, until fewer than 60 s are left.
-      const wait = first.row.expiresAt!.getTime() - 60_000 - Date.now() + 250;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 0)));
-      const headers = await t.app.services.oauth.authHeaders(c.uuid);
+      // Fewer than 60 s left, on an injected clock (no waiting): an instance whose clock is there.
+      const ahead = first.row.expiresAt!.getTime() - 60_000 - Date.now() + 250;
+      const headers = await later(Math.max(ahead, 0)).authHeaders(c.uuid);
       expect(peer.tokenHits()).toBe(hits + 1);
       expect(peer.grants.at(-1)).toEqual({
         grantType: 'refresh_token',
@@ -176,10 +176,7 @@ describe('renewal', () => {
     const sweeper = later(HOUR_MS - 90_000, { sweepIntervalMs: 50 });
     sweeper.startSweep();
     try {
-      const deadline = Date.now() + 5_000;
-      while ((await storedTokens(t, c.uuid)).row.version === before.row.version && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitUntil(async () => (await storedTokens(t, c.uuid)).row.version !== before.row.version, 50);
     } finally {
       await sweeper.stopSweep();
     }
