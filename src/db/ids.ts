@@ -25,3 +25,9 @@ export function uuidv7(now: number = Date.now()): string {
   const hex = scratch.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The creation time (ms) of a UUIDv7, or null for an id of another version. */
+export function uuidv7Time(id: string): number | null {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}

@@ -20,6 +20,8 @@ import {
   Resolver,
   Root,
 } from 'type-graphql';
+import { uuidv7Time } from '../db/ids.js';
+import { DAY_MS } from '../db/partitions.js';
 import type { Context } from '../graphql/context.js';
 import type { JsonObject } from '../operations/types.js';
 import { TurnCall } from './turn-call.entity.js';
@@ -113,11 +115,16 @@ function finishedPayloads(ctx: Context): DataLoader<string, JsonObject | null> {
   let loader = loaders.get(ctx);
   if (!loader) {
     loader = new DataLoader<string, JsonObject | null>(async (ids) => {
+      // A call finishes after it starts, and its id (UUIDv7) says when it started: bounding
+      // created_at keeps the read to the daily partitions of turn_event from then on (a day's
+      // margin for the clocks of the service and the database).
+      const starts = ids.map(uuidv7Time);
+      const since = starts.every((t) => t !== null) ? Math.min(...starts) - DAY_MS : null;
       const rows = await ctx.em
         .getConnection()
         .execute<{ call_id: string; payload: JsonObject }[]>(
-          `select call_id, payload from turn_event where type = 'CALL_FINISHED' and call_id in (${ids.map(() => '?').join(', ')})`,
-          [...ids],
+          `select call_id, payload from turn_event where type = 'CALL_FINISHED' and call_id in (${ids.map(() => '?').join(', ')})${since === null ? '' : ' and created_at >= ?'}`,
+          since === null ? [...ids] : [...ids, new Date(since)],
         );
       const byCall = new Map(rows.map((r) => [r.call_id, r.payload]));
       return ids.map((id) => byCall.get(id) ?? null);

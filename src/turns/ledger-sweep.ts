@@ -86,7 +86,8 @@ with chunk as (
   where chunk.type = 'CALL_STARTED' and chunk.call_id is not null
     and chunk.created_at < now() - make_interval(secs => ?::double precision / 1000)
     and not exists (select 1 from turn_call tc where tc.id = chunk.call_id)
-    and not exists (select 1 from turn_event f where f.call_id = chunk.call_id and f.type = 'CALL_FINISHED')
+    and not exists (select 1 from turn_event f where f.call_id = chunk.call_id and f.type = 'CALL_FINISHED'
+                    and f.created_at >= chunk.created_at - interval '1 day')
     and not exists (select 1 from ledger_entry l where l.turn_call_id = chunk.call_id)
     and exists (select 1 from turn where turn.id = chunk.turn_id)
   order by chunk.seq

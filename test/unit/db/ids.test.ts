@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { uuidv7 } from '../../../src/db/ids.js';
+import { uuidv7, uuidv7Time } from '../../../src/db/ids.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -19,5 +19,14 @@ describe('uuidv7', () => {
     // Every random byte varies, not only a counter's low bits.
     const oneRandomByte = new Set(ids.map((id) => id.slice(24, 26)));
     expect(oneRandomByte.size).toBeGreaterThan(200);
+  });
+});
+
+describe('uuidv7Time', () => {
+  it('should read back the time a UUIDv7 was made, and refuse other versions', () => {
+    const at = Date.UTC(2026, 11, 1, 23, 59, 59, 999);
+    expect(uuidv7Time(uuidv7(at))).toBe(at);
+    expect(uuidv7Time('6f9619ff-8b86-4d11-b42d-00c04fc964ff')).toBeNull();
+    expect(uuidv7Time('not a uuid')).toBeNull();
   });
 });
