@@ -18,6 +18,7 @@ import type {
   Risk,
 } from '../operations/types.js';
 import { MAX_OPERATIONS_PER_CONNECTION } from '../limits.js';
+import { riskFromMethod } from '../operations/risk.js';
 
 /** At most this many operations per description; the rest are skipped as `LIMIT`. */
 export const DEFAULT_MAX_OPERATIONS = MAX_OPERATIONS_PER_CONNECTION;
@@ -1541,7 +1542,7 @@ export function convertDescription(
         title: title === '' ? null : title,
         description: describeOperation(op, label, limits.maxDescriptionLength),
         inputSchema,
-        risk: method === 'GET' ? 'READ' : 'WRITE',
+        risk: riskFromMethod(method),
         annotations: null,
         binding,
       };
