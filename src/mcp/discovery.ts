@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../operations/types.js';
 import { replyError, transportError } from './failures.js';
-import type { McpSessions } from './session.js';
+import { asksForSession, type McpSessions } from './session.js';
 import { ToolCollector } from './tool-mapping.js';
 import { isObject, type McpTransport, type Reply, type Wire } from './transport.js';
 import {
@@ -160,7 +160,7 @@ export class McpDiscovery {
       return await this.#listAll(ep, sessionId, deadline);
     } catch (err) {
       const status = err instanceof McpClientError ? err.data.status : undefined;
-      if (status !== 400 && status !== 404) throw err;
+      if (typeof status !== 'number' || !asksForSession(status)) throw err;
       // The held session is gone: one new handshake, one more try.
       sessionId = await this.#sessions.ensure(ep, sessionId, timeoutOf(this.#settings, ep));
       return this.#listAll(ep, sessionId, deadline);

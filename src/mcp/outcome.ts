@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { OutboundError, OutboundErrorCode } from '../http/outbound.js';
 import type { JsonObject, JsonValue } from '../operations/types.js';
+import { asksForSession } from './session.js';
 import { isObject, type Reply } from './transport.js';
 import {
   McpClientError,
@@ -202,7 +203,7 @@ export function refusalOf(reply: Reply, modern: boolean): 'legacy' | 'session' |
       (reply.type === 'rpc_error' && answersLegacy(reply.error)))
   )
     return 'legacy';
-  if (reply.type === 'http' && (reply.status === 400 || reply.status === 404)) return 'session';
+  if (reply.type === 'http' && asksForSession(reply.status)) return 'session';
   return null;
 }
 

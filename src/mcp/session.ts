@@ -32,6 +32,14 @@ interface SessionState {
   pending: Promise<string | undefined> | null;
 }
 
+/**
+ * Whether an HTTP status refusing a request means the server wants a session, or that ours ended
+ * (DESIGN.md rule 6: 400 or 404): the caller gets one handshake and sends the request once more.
+ */
+export function asksForSession(status: number): boolean {
+  return status === 400 || status === 404;
+}
+
 export interface Handshake {
   result: InitializeResult;
   sessionId: string | undefined;
