@@ -3,10 +3,10 @@
  * session handshake, and the attempts, re-sends and wall time every outcome carries.
  */
 import { performance } from 'node:perf_hooks';
-import { OutboundError, OutboundErrorCode } from '../http/outbound.js';
-import type { JsonObject, JsonValue } from '../operations/types.js';
+import { OutboundError, OutboundErrorCode } from '../http/outbound-error.js';
+import { isObject, type JsonObject, type JsonValue } from '../operations/types.js';
 import { asksForSession } from './session.js';
-import { isObject, type Reply } from './transport.js';
+import type { Reply } from './transport.js';
 import {
   McpClientError,
   McpErrorCode,

@@ -11,6 +11,7 @@
  * plain header-safe ASCII; an absent or `null` value sends no header.
  */
 import { encodeHeaderValue } from './versions.js';
+import { isObject } from '../operations/types.js';
 
 export const PARAM_HEADER_KEYWORD = 'x-mcp-header';
 
@@ -24,10 +25,6 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PRIMITIVE = new Set(['string', 'integer', 'boolean']);
 /** Schemas visited per tool: a hostile schema cannot make the walk unbounded. */
 const MAX_NODES = 10_000;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The mirrored parameters of an input schema, or why the annotations are invalid (the tool must

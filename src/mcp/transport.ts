@@ -27,6 +27,8 @@ import {
 import type { JsonValue } from '../operations/types.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import type { McpEndpoint, McpSettings, ProtocolProblem, RpcErrorInfo } from './types.js';
+import { isObject } from '../operations/types.js';
+export { isObject };
 
 /** Bytes of an error body read for its excerpt; the rest is discarded. */
 const EXCERPT_READ_BYTES = 4 * 1024; // 4 KiB
@@ -60,10 +62,6 @@ export interface Wire {
 
 /** Raised inside the client when `getAuthHeaders` rejects. */
 export class AuthHeadersFailed extends Error {}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function headerValue(res: OutboundResponse, name: string): string | null {
   const v = res.headers[name];

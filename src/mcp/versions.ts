@@ -19,6 +19,7 @@
  * first; a success or a recognised modern JSON-RPC error means a modern server, anything else on a
  * 4xx (an empty body, a legacy `-32000`, `-32601`) means a legacy server, which gets `initialize`.
  */
+import { isObject } from '../operations/types.js';
 
 /** What we ask for in `initialize` (the platform's contract). */
 export const REQUESTED_LEGACY_VERSION = '2025-06-18';
@@ -56,10 +57,6 @@ export function eraOf(version: string | null | undefined): Era | null {
   if (isModernVersion(version)) return 'modern';
   if (isLegacyVersion(version)) return 'legacy';
   return null;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The `_meta` every modern request carries, merged over the caller's own `_meta` entries. */

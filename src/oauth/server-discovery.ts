@@ -24,6 +24,7 @@ import {
   selectScopes,
   supportsS256,
 } from './metadata.js';
+import { isObject } from '../operations/types.js';
 
 /** Body cap of the probe's answer, which we only read the headers of. */
 const PROBE_MAX_BODY_BYTES = 64 * 1024; // 64 KiB
@@ -39,10 +40,6 @@ export interface AuthorizationTarget {
   scope: string | null;
   /** The 401 challenge, if the endpoint answered with one. */
   challenge: BearerChallenge | null;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function hostOf(url: string): string {

@@ -2,6 +2,11 @@
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+/** A non-null, non-array object: the first check on any JSON read from outside. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** `READ` operations have no side effect; everything else is `WRITE` and leaves a ledger row. */
 export const RISKS = ['READ', 'WRITE'] as const;
 export type Risk = (typeof RISKS)[number];

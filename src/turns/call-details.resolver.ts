@@ -25,6 +25,7 @@ import { DAY_MS } from '../db/partitions.js';
 import type { Context } from '../graphql/context.js';
 import type { JsonObject } from '../operations/types.js';
 import { TurnCall } from './turn-call.entity.js';
+import { isObject } from '../operations/types.js';
 
 export enum ProgressKindType {
   /** `notifications/progress` for this call's progress token. */
@@ -67,10 +68,6 @@ export class ToolResultType {
 
   @Field(() => Boolean, { description: 'The result was cut to the size limit.' })
   truncated!: boolean;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A stored result payload as the GraphQL type; null when absent (a call recorded before 0.2). */

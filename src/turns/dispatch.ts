@@ -19,7 +19,7 @@ import type { TurnDeps } from '../services.js';
 import { rejectionMessage, uncheckableMessage } from './arguments.js';
 import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
 import { argumentCheckOf, type CachedOperation } from './tool-cache.js';
-import { CallStatus } from './turn-call.entity.js';
+import { CallStatus } from './call-status.js';
 
 async function callOpenApi(
   services: TurnDeps,

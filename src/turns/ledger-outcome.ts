@@ -5,7 +5,7 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { registerEnumType } from 'type-graphql';
-import type { CallStatus } from './turn-call.entity.js';
+import type { CallStatus } from './call-status.js';
 
 export enum LedgerOutcomeSource {
   /** Written by the call itself, right after the tool answered (or by its bounded retries). */

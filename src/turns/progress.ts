@@ -9,6 +9,7 @@
  * - kept: the last `maxLines` lines, each cut to `maxChars`; the record counts what was dropped.
  * A hostile server can therefore cost a call at most `maxEvents` rows, whatever it sends.
  */
+import { isObject } from '../operations/types.js';
 
 export const DEFAULT_PROGRESS_MAX_EVENTS = 30;
 export const DEFAULT_PROGRESS_MIN_INTERVAL_MS = 200; // 0.2 seconds
@@ -45,10 +46,6 @@ export interface ProgressLimits {
 }
 
 const LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function finite(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

@@ -6,7 +6,7 @@
 import type { Scrubber } from '../connections/scrub.js';
 import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject, JsonValue } from '../operations/types.js';
-import { CallStatus } from './turn-call.entity.js';
+import { CallStatus } from './call-status.js';
 
 export interface CallResult {
   status: CallStatus;

@@ -7,25 +7,9 @@ import { Operation } from '../operations/operation.entity.js';
 import { type JsonObject, type Risk, RiskLevel } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Turn } from './turn.entity.js';
+import { CallStatus } from './call-status.js';
 
-export enum CallStatus {
-  RUNNING = 'RUNNING',
-  SUCCEEDED = 'SUCCEEDED',
-  /** The tool said isError, or the API answered with a status of 400 or more. */
-  TOOL_ERROR = 'TOOL_ERROR',
-  UPSTREAM_ERROR = 'UPSTREAM_ERROR',
-  TIMEOUT = 'TIMEOUT',
-  /** Bad arguments: stopped before any request was made. */
-  REJECTED = 'REJECTED',
-  /** Unknown name, or a gate is off. */
-  UNAVAILABLE = 'UNAVAILABLE',
-  /**
-   * Records only, never a callTool answer: a WRITE whose request may have reached the tool server,
-   * but whose outcome was never stored (the database failed during the call, or the service died).
-   * Closed by the ledger sweep; an operator reconciles it with the tool's own records.
-   */
-  OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN',
-}
+export { CallStatus };
 registerEnumType(CallStatus, {
   name: 'CallStatus',
   valuesConfig: {

@@ -1,0 +1,22 @@
+/**
+ * The status of a tool call (pure, a leaf): what callTool answers and what a TurnCall records. The
+ * GraphQL enum is registered beside the entity (`turn-call.entity.ts`), which re-exports this one.
+ */
+export enum CallStatus {
+  RUNNING = 'RUNNING',
+  SUCCEEDED = 'SUCCEEDED',
+  /** The tool said isError, or the API answered with a status of 400 or more. */
+  TOOL_ERROR = 'TOOL_ERROR',
+  UPSTREAM_ERROR = 'UPSTREAM_ERROR',
+  TIMEOUT = 'TIMEOUT',
+  /** Bad arguments: stopped before any request was made. */
+  REJECTED = 'REJECTED',
+  /** Unknown name, or a gate is off. */
+  UNAVAILABLE = 'UNAVAILABLE',
+  /**
+   * Records only, never a callTool answer: a WRITE whose request may have reached the tool server,
+   * but whose outcome was never stored (the database failed during the call, or the service died).
+   * Closed by the ledger sweep; an operator reconciles it with the tool's own records.
+   */
+  OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN',
+}
