@@ -31,3 +31,9 @@ export function uuidv7Time(id: string): number | null {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
   return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
+
+/** The lowest UUIDv7 of an instant: what every id made at or after it is at least. */
+export function uuidv7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}

@@ -20,6 +20,9 @@
  */
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { uuidv7Floor } from './ids.js';
+
+export { uuidv7Floor };
 
 export const DAY_MS = 86_400_000;
 /** Days created ahead of today (UTC), so that midnight never finds its partition missing. */
@@ -50,12 +53,6 @@ export function partitionDay(table: PartitionedTable, name: string): number | nu
   if (!m) return null;
   const day = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   return Number.isNaN(day) ? null : day;
-}
-
-/** The lowest UUIDv7 of an instant: what every id made at or after it is at least. */
-export function uuidv7Floor(ms: number): string {
-  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }
 
 /** The partition key's bounds of a day, as SQL literals: [from, to). */

@@ -6,7 +6,7 @@
  * are read from the summed histograms in `summarize` (pure).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { uuidv7Floor } from '../db/partitions.js';
+import { uuidv7Floor } from '../db/ids.js';
 import { HISTOGRAM_COLUMNS, parseSparseHistogram } from './histogram.js';
 import { usageParts, type RollupMarks, type TimeRange } from './parts.js';
 import { BOUNDS_SQL, ERROR_STATUSES_SQL, sparseHistogramSql } from './sql.js';
