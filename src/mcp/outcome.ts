@@ -5,7 +5,6 @@
 import { performance } from 'node:perf_hooks';
 import { OutboundError, OutboundErrorCode } from '../http/outbound-error.js';
 import { isObject, type JsonObject, type JsonValue } from '../operations/types.js';
-import { asksForSession } from './session.js';
 import type { Reply } from './transport.js';
 import {
   McpClientError,
@@ -23,6 +22,14 @@ import {
   pickVersion,
   resultTypeOf,
 } from './versions.js';
+
+/**
+ * Whether an HTTP status refusing a request means the server wants a session, or that ours ended
+ * (DESIGN.md rule 6: 400 or 404): the caller gets one handshake and sends the request once more.
+ */
+export function asksForSession(status: number): boolean {
+  return status === 400 || status === 404;
+}
 
 /** Requests of one call so far: attempts, and re-sends of a refused request. */
 export interface Tally {

@@ -18,6 +18,7 @@ import {
   type McpEndpoint,
 } from './types.js';
 import { isLegacyVersion, LEGACY_VERSIONS, REQUESTED_LEGACY_VERSION } from './versions.js';
+import { asksForSession } from './outcome.js';
 
 /** `Mcp-Session-Id` must be visible ASCII (0x21–0x7E); we also bound its length. */
 const SESSION_ID = /^[\x21-\x7e]{1,4096}$/;
@@ -32,13 +33,7 @@ interface SessionState {
   pending: Promise<string | undefined> | null;
 }
 
-/**
- * Whether an HTTP status refusing a request means the server wants a session, or that ours ended
- * (DESIGN.md rule 6: 400 or 404): the caller gets one handshake and sends the request once more.
- */
-export function asksForSession(status: number): boolean {
-  return status === 400 || status === 404;
-}
+export { asksForSession };
 
 export interface Handshake {
   result: InitializeResult;
