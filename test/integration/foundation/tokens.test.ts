@@ -92,7 +92,8 @@ describe('tokens in the API', () => {
     const viewer = await B.ok(ViewerDocument, {}, made.secret);
     expect(viewer.viewer).toMatchObject({ role: 'CUSTOMER', label: 'acme dashboard' });
 
-    const listed = await A.gql(ApiTokensDocument, { first: 100 }, admin);
+    // The test's own workspace: the token list of the whole database is not this test's.
+    const listed = await A.gql(ApiTokensDocument, { first: 100, workspaceId }, admin);
     const text = JSON.stringify(listed);
     expect(text).not.toContain(made.secret!);
     const row = listed.data!.apiTokens.nodes.find((n) => n.id === made.apiToken!.id);
@@ -227,13 +228,13 @@ describe('tokens in the API', () => {
   });
 
   it('should leave a revoked token revoked when revoked again, and list it only when asked', async () => {
-    const made = await create({ role: Role.RUNTIME, label: 'twice' });
+    const made = await create({ role: Role.CUSTOMER, label: 'twice', workspaceId });
     const first = await A.ok(RevokeApiTokenDocument, { input: { id: made.apiToken!.id } }, admin);
     const second = await A.ok(RevokeApiTokenDocument, { input: { id: made.apiToken!.id } }, admin);
     expect(second.revokeApiToken.apiToken!.revokedAt).toBe(first.revokeApiToken.apiToken!.revokedAt);
-    const active = await A.ok(ApiTokensDocument, { first: 100 }, admin);
+    const active = await A.ok(ApiTokensDocument, { first: 100, workspaceId }, admin);
     expect(active.apiTokens.nodes.some((n) => n.id === made.apiToken!.id)).toBe(false);
-    const all = await A.ok(ApiTokensDocument, { first: 100, includeRevoked: true }, admin);
+    const all = await A.ok(ApiTokensDocument, { first: 100, workspaceId, includeRevoked: true }, admin);
     expect(all.apiTokens.nodes.find((n) => n.id === made.apiToken!.id)).toMatchObject({
       revokedBy: 'token admin',
       active: false,
