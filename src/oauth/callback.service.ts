@@ -5,7 +5,7 @@
  */
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import * as oauth from 'oauth4webapi';
-import { AuditEvent } from '../audit/audit-event.entity.js';
+import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
 import { Connection, ConnectionStatus, CredentialKind } from '../connections/connection.entity.js';
 import { DiscoveryOutcome, DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
@@ -243,14 +243,14 @@ export class CallbackService {
         outcome: DiscoveryOutcome.SUCCEEDED,
       });
       c.status = succeeded > 0 ? ConnectionStatus.READY : ConnectionStatus.PENDING;
-      tx.persist(
-        new AuditEvent({
+      audit(
+        tx,
+        { label: signIn.actor },
+        {
           workspaceId: c.workspace.id,
-          actor: signIn.actor,
           action: 'SIGN_IN',
           targetType: 'Connection',
           targetId: c.nodeId,
-          before: null,
           after: {
             issuer: signIn.issuer,
             resource: signIn.resource,
@@ -258,7 +258,7 @@ export class CallbackService {
             renewable: tokens.refresh_token !== undefined,
             expiresAt: credential.expiresAt?.toISOString() ?? null,
           },
-        }),
+        },
       );
     });
   }

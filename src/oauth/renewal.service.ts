@@ -14,7 +14,7 @@
  */
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import * as oauth from 'oauth4webapi';
-import { AuditEvent } from '../audit/audit-event.entity.js';
+import { audit } from '../audit/audit.js';
 import { Connection, ConnectionStatus } from '../connections/connection.entity.js';
 import { toGlobalId } from '../graphql/node.js';
 import { storedClient } from './client-auth.js';
@@ -289,16 +289,16 @@ export class RenewalService {
     const connection = await tx.findOne(Connection, { id: row.connection.id });
     if (connection === null) return;
     connection.status = ConnectionStatus.NEEDS_SIGN_IN;
-    tx.persist(
-      new AuditEvent({
+    audit(
+      tx,
+      { label: SYSTEM_ACTOR },
+      {
         workspaceId: connection.workspace.id,
-        actor: SYSTEM_ACTOR,
         action: 'SIGN_IN_ENDED',
         targetType: 'Connection',
         targetId: toGlobalId('Connection', connection.id),
-        before: null,
         after: { reason },
-      }),
+      },
     );
   }
 

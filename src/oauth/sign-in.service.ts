@@ -6,7 +6,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import * as oauth from 'oauth4webapi';
-import { AuditEvent } from '../audit/audit-event.entity.js';
+import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
 import { Connection, ConnectionKind } from '../connections/connection.entity.js';
 import type { OutboundClient } from '../http/outbound.js';
@@ -111,22 +111,18 @@ export class SignInService {
     signIn.actorTokenId = principal.tokenId;
     signIn.scope = target.scope;
     em.persist(signIn);
-    em.persist(
-      new AuditEvent({
-        workspaceId: connection.workspace.id,
-        actor: principal.label,
-        action: 'BEGIN_SIGN_IN',
-        targetType: 'Connection',
-        targetId: connection.nodeId,
-        before: null,
-        after: {
-          issuer: target.issuer,
-          resource: target.resource,
-          client: client.source,
-          scope: target.scope,
-        },
-      }),
-    );
+    audit(em, principal, {
+      workspaceId: connection.workspace.id,
+      action: 'BEGIN_SIGN_IN',
+      targetType: 'Connection',
+      targetId: connection.nodeId,
+      after: {
+        issuer: target.issuer,
+        resource: target.resource,
+        client: client.source,
+        scope: target.scope,
+      },
+    });
     await em.flush();
 
     logger.info(
