@@ -1,0 +1,688 @@
+/**
+ * Schema normalisation: a description's JSON Schemas (references, compositions, nullable forms,
+ * 2.0 and 3.x dialects) → bounded, self-contained input schemas. Every walk is bounded by a level or
+ * a composition depth; shared and cyclic subtrees are converted once per level. Pure.
+ */
+import type { JsonObject, JsonValue, NestedNames } from '../operations/types.js';
+import { type Obj, dict, isObj, own } from './document.js';
+import { assignNames, toOneLine } from './naming.js';
+
+// ---------------------------------------------------------------------------------------------
+// Schemas
+
+const JSON_TYPES: ReadonlySet<string> = new Set([
+  'string',
+  'number',
+  'integer',
+  'boolean',
+  'array',
+  'object',
+  'null',
+]);
+
+/** Keywords copied when their value is a non-negative integer. */
+const COUNT_KEYWORDS = [
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+] as const;
+
+/**
+ * A schema with `$ref`, `allOf`, `oneOf` and `anyOf` flattened into one level. Children stay raw
+ * (unresolved) so that each is converted at its own level. Collections are `null` until a member
+ * fills them: most schemas are leaves, and these are built once per node of large documents.
+ */
+interface View {
+  /** `null` when no member constrains the type. */
+  types: string[] | null;
+  properties: Map<string, unknown[]> | null;
+  required: Set<string> | null;
+  items: unknown[] | null;
+  additional: unknown[] | null;
+  /** `additionalProperties: false`: an object with no listed properties is then the empty object. */
+  closed: boolean;
+  readOnly: boolean;
+  /** Where keywords come from; the first that has one wins: the node, its reference, its members. */
+  sources: Obj[];
+}
+
+function emptyView(): View {
+  return {
+    types: null,
+    properties: null,
+    required: null,
+    items: null,
+    additional: null,
+    closed: false,
+    readOnly: false,
+    sources: [],
+  };
+}
+
+/** The converted form of one schema, with what its parent needs to know about it. */
+export interface Converted {
+  schema: JsonObject;
+  /** Nodes in `schema`, counting shared subtrees once per place. */
+  size: number;
+  /** Renames inside, when any name had to be made to fit. */
+  names: NestedNames | undefined;
+  /** Whether it lists children, so it can be cut to a free-form object or array. */
+  container: boolean;
+}
+
+/** A child slot of an emitted object, kept so that the node budget can cut it afterwards. */
+export interface Slot {
+  converted: Converted;
+  /** The property name, or `items`/`additionalProperties` when `property` is false. */
+  key: string;
+  property: boolean;
+}
+
+export interface Limits {
+  maxOperations: number;
+  maxProperties: number;
+  maxDepth: number;
+  maxEnumValues: number;
+  maxDescriptionLength: number;
+  maxSchemaNodes: number;
+  maxTotalSchemaNodes: number;
+  maxCompositionDepth: number;
+  maxDiagnostics: number;
+}
+
+const MISSING = Symbol('missing');
+
+export class Converter {
+  readonly diagnostics: string[] = [];
+  private readonly seenDiagnostics = new Set<string>();
+  private omittedDiagnostics = 0;
+  private readonly refs = new Map<string, unknown>();
+  private readonly views = new Map<object, View>();
+  private readonly converted = new Map<object, (Converted | undefined)[]>();
+  private readonly lines = new Map<string, string>();
+  /** Counts cut cycles and depth limits; a view whose expansion moved it is not memoised. */
+  private cuts = 0;
+
+  constructor(
+    readonly root: Obj,
+    readonly limits: Limits,
+  ) {}
+
+  diag(message: string): void {
+    if (this.seenDiagnostics.has(message)) return;
+    this.seenDiagnostics.add(message);
+    if (this.diagnostics.length < this.limits.maxDiagnostics) this.diagnostics.push(message);
+    else this.omittedDiagnostics++;
+  }
+
+  finishDiagnostics(): string[] {
+    if (this.omittedDiagnostics > 0)
+      this.diagnostics.push(`${this.omittedDiagnostics} more diagnostics left out`);
+    return this.diagnostics;
+  }
+
+  /** `toOneLine` at the description limit, remembered: large descriptions repeat the same texts. */
+  line(text: string): string {
+    let line = this.lines.get(text);
+    if (line === undefined) {
+      line = toOneLine(text, this.limits.maxDescriptionLength);
+      this.lines.set(text, line);
+    }
+    return line;
+  }
+
+  /** Follows a local reference (`#/...`, JSON-pointer and URI escapes); `MISSING` with a diagnostic otherwise. */
+  resolve(ref: string): unknown {
+    const cached = this.refs.get(ref);
+    if (cached !== undefined) return cached;
+    const target = this.lookup(ref);
+    this.refs.set(ref, target);
+    return target;
+  }
+
+  private lookup(ref: string): unknown {
+    if (!ref.startsWith('#')) {
+      this.diag(`$ref "${ref}" is not local (only "#/..." is followed); it was replaced by an empty schema`);
+      return MISSING;
+    }
+    let pointer: string;
+    try {
+      pointer = decodeURIComponent(ref.slice(1));
+    } catch {
+      this.diag(`$ref "${ref}" is not a valid URI fragment; it was replaced by an empty schema`);
+      return MISSING;
+    }
+    if (pointer === '') return this.root;
+    if (!pointer.startsWith('/')) {
+      this.diag(`$ref "${ref}" is not a JSON pointer; it was replaced by an empty schema`);
+      return MISSING;
+    }
+    let node: unknown = this.root;
+    for (const raw of pointer.slice(1).split('/')) {
+      const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      if (Array.isArray(node) && /^(0|[1-9]\d*)$/.test(token) && Number(token) < node.length) {
+        node = node[Number(token)];
+      } else if (isObj(node) && Object.hasOwn(node, token)) {
+        node = node[token];
+      } else {
+        this.diag(`$ref "${ref}" points to nothing; it was replaced by an empty schema`);
+        return MISSING;
+      }
+    }
+    return node;
+  }
+
+  /** Follows `$ref` chains of non-schema objects (parameters, request bodies, path items). */
+  deref(value: unknown, what: string): Obj | undefined {
+    let node = value;
+    for (let hops = 0; isObj(node); hops++) {
+      const ref = own(node, '$ref');
+      if (typeof ref !== 'string') return node;
+      if (hops >= this.limits.maxCompositionDepth) {
+        this.diag(`${what}: $ref chain "${ref}" is too long or circular; left out`);
+        return undefined;
+      }
+      node = this.resolve(ref);
+      if (node === MISSING) return undefined;
+    }
+    return undefined;
+  }
+
+  // --- flattening ------------------------------------------------------------------------------
+
+  view(raw: unknown): View {
+    return isObj(raw) ? (this.views.get(raw) ?? this.expand(raw, new Set(), 0)) : emptyView();
+  }
+
+  /**
+   * Flattens `$ref`, `allOf` and the first `oneOf`/`anyOf` option into one level. `active` holds
+   * the schemas being flattened on this level, so a cycle through them ends with a diagnostic.
+   * Views whose expansion cut nothing are memoised, which also keeps shared YAML subtrees linear.
+   * The result may be memoised: callers must not change it.
+   */
+  private expand(raw: Obj, active: Set<object>, hops: number): View {
+    const memo = this.views.get(raw);
+    if (memo !== undefined) return memo;
+    if (active.has(raw)) {
+      this.cuts++;
+      this.diag('a schema refers to itself through $ref/allOf; the cycle was cut');
+      return emptyView();
+    }
+    if (hops >= this.limits.maxCompositionDepth) {
+      this.cuts++;
+      this.diag(
+        `a schema nests $ref/allOf/oneOf/anyOf more than ${this.limits.maxCompositionDepth} deep; replaced by an empty schema`,
+      );
+      return emptyView();
+    }
+    const cutsBefore = this.cuts;
+    const { view, members } = this.ownView(raw);
+    if (members !== null) {
+      active.add(raw);
+      for (const member of members) {
+        if (isObj(member)) mergeInto(view, this.expand(member, active, hops + 1));
+      }
+      active.delete(raw);
+    }
+    if (this.cuts === cutsBefore) this.views.set(raw, view);
+    return view;
+  }
+
+  /**
+   * The keywords written on this node itself, in one pass over its own keys (this runs once per
+   * schema node of the document), and the schemas it merges in: its `$ref` target, its `allOf`
+   * members and the first `oneOf`/`anyOf` options, in that order.
+   */
+  private ownView(raw: Obj): { view: View; members: unknown[] | null } {
+    const view = emptyView();
+    view.sources.push(raw);
+    let type: unknown;
+    let nullable = false;
+    let ref: unknown;
+    let allOf: unknown;
+    let oneOf: unknown;
+    let anyOf: unknown;
+    for (const key of Object.keys(raw)) {
+      const value = raw[key];
+      switch (key) {
+        case 'type':
+          type = value;
+          break;
+        case 'nullable':
+          nullable = value === true;
+          break;
+        case 'properties':
+          if (isObj(value)) {
+            view.properties = new Map();
+            for (const name of Object.keys(value)) view.properties.set(name, [value[name]]);
+          }
+          break;
+        case 'required':
+          if (Array.isArray(value) && value.length > 0) {
+            view.required = new Set();
+            for (const name of value) if (typeof name === 'string') view.required.add(name);
+          }
+          break;
+        case 'items':
+          if (isObj(value)) view.items = [value];
+          else if (Array.isArray(value))
+            this.diag('tuple "items" (an array of schemas) is not supported; items are left free');
+          break;
+        case 'additionalProperties':
+          if (isObj(value)) view.additional = [value];
+          view.closed = value === false;
+          break;
+        case 'readOnly':
+          view.readOnly = value === true;
+          break;
+        case '$ref':
+          ref = value;
+          break;
+        case 'allOf':
+          allOf = value;
+          break;
+        case 'oneOf':
+          oneOf = value;
+          break;
+        case 'anyOf':
+          anyOf = value;
+          break;
+      }
+    }
+    if (type !== undefined) view.types = this.types(type, nullable);
+    let members: unknown[] | null = null;
+    if (typeof ref === 'string') {
+      const target = this.resolve(ref);
+      if (target !== MISSING) members = [target];
+    }
+    if (Array.isArray(allOf)) (members ??= []).push(...allOf);
+    if (Array.isArray(oneOf) && oneOf.length > 0) (members ??= []).push(oneOf[0]);
+    if (Array.isArray(anyOf) && anyOf.length > 0) (members ??= []).push(anyOf[0]);
+    return { view, members };
+  }
+
+  private types(type: unknown, nullable: boolean): string[] | null {
+    const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : [];
+    const valid: string[] = [];
+    for (const t of types) {
+      if (typeof t !== 'string') continue;
+      // Swagger 2's `file` is not JSON Schema; outside a form body a file is sent as text.
+      const mapped = t === 'file' ? 'string' : t;
+      if (JSON_TYPES.has(mapped)) {
+        if (!valid.includes(mapped)) valid.push(mapped);
+      } else this.diag(`unknown schema type ${JSON.stringify(t)} was ignored`);
+    }
+    // OpenAPI 3.0 writes a null option as `nullable: true` next to the type.
+    if (nullable && valid.length > 0 && !valid.includes('null')) valid.push('null');
+    return valid.length > 0 ? valid : null;
+  }
+
+  // --- emitting ----------------------------------------------------------------------------
+
+  /** Converts one raw schema at `level` (the input schema is level 1); memoised per node and level. */
+  convert(raw: unknown, level: number): Converted {
+    if (!isObj(raw)) return leaf({});
+    let key: object = raw;
+    // A bare reference converts like its target, so every `$ref` to one schema shares one result.
+    const ref = own(raw, '$ref');
+    if (typeof ref === 'string' && Object.keys(raw).length === 1) {
+      const target = this.resolve(ref);
+      if (isObj(target)) key = target;
+    }
+    let byLevel = this.converted.get(key);
+    const memo = byLevel?.[level];
+    if (memo !== undefined) return memo;
+    const result = this.emit(this.view(raw), level);
+    if (byLevel === undefined) {
+      byLevel = [];
+      this.converted.set(key, byLevel);
+    }
+    byLevel[level] = result;
+    return result;
+  }
+
+  /** Converts the schemas that `allOf` merged under one property name. */
+  convertAll(raws: readonly unknown[], level: number): Converted {
+    if (raws.length === 1) return this.convert(raws[0], level);
+    const view = emptyView();
+    for (const raw of raws) mergeInto(view, this.view(raw));
+    return this.emit(view, level);
+  }
+
+  emit(view: View, level: number): Converted {
+    const schema: JsonObject = {};
+    let types = view.types;
+    const properties = view.properties !== null && view.properties.size > 0 ? view.properties : null;
+    const listsProperties = properties !== null || view.closed;
+    const additional = view.additional;
+    const items = view.items;
+    if (types === null) {
+      if (listsProperties || additional !== null) types = ['object'];
+      else if (items !== null) types = ['array'];
+    }
+    if (types !== null) schema.type = types.length === 1 ? (types[0] as string) : [...types];
+    this.copyKeywords(view.sources, schema);
+    const isObject = types === null || types.includes('object');
+    const isArray = types === null || types.includes('array');
+    const hasChildren = (isObject && (listsProperties || additional !== null)) || (isArray && items !== null);
+    if (!hasChildren) return leaf(schema);
+    if (level > this.limits.maxDepth) return leaf(cutSchema(schema));
+
+    let size = 1;
+    let names: NestedNames | undefined;
+    const slots: Slot[] = [];
+    if (isObject && listsProperties) {
+      const fields = properties === null ? [] : this.selectProperties(view, 'an object');
+      const schemaNames = assignNames(fields.map((f) => f.wire));
+      const out = dict<JsonValue>();
+      const required: string[] = [];
+      for (let i = 0; i < fields.length; i++) {
+        const field = fields[i] as SelectedProperty;
+        const name = schemaNames[i] as string;
+        const child = this.convertAll(field.schemas, level + 1);
+        out[name] = child.schema;
+        if (field.required) required.push(name);
+        size += child.size;
+        if (name !== field.wire || child.names !== undefined) {
+          const entry: { wireName: string; nested?: NestedNames } = { wireName: field.wire };
+          if (child.names !== undefined) entry.nested = child.names;
+          names ??= {};
+          names.properties ??= dict();
+          names.properties[name] = entry;
+        }
+        slots.push({ converted: child, key: name, property: true });
+      }
+      schema.properties = out;
+      if (required.length > 0) schema.required = required;
+      schema.additionalProperties = false;
+    } else if (isObject && additional !== null) {
+      const child = this.convertAll(additional, level + 1);
+      schema.additionalProperties = child.schema;
+      size += child.size;
+      if (child.names !== undefined) names = { additionalProperties: child.names };
+      slots.push({ converted: child, key: 'additionalProperties', property: false });
+    }
+    if (isArray && items !== null) {
+      const child = this.convertAll(items, level + 1);
+      schema.items = child.schema;
+      size += child.size;
+      if (child.names !== undefined) names = { ...names, items: child.names };
+      slots.push({ converted: child, key: 'items', property: false });
+    }
+    if (size > this.limits.maxSchemaNodes) {
+      size = this.fitSize(size, slots, schema, names);
+      if (names !== undefined && Object.keys(names).length === 0) names = undefined;
+    }
+    return { schema, size, names, container: true };
+  }
+
+  /**
+   * Cuts the largest child containers of `schema` to free-form until it fits the node budget, and
+   * drops the renames below them, which no longer apply.
+   */
+  fitSize(
+    size: number,
+    slots: Slot[],
+    schema: JsonObject,
+    names: NestedNames | undefined,
+    budget: number = this.limits.maxSchemaNodes,
+  ): number {
+    const largest = slots
+      .filter((s) => s.converted.container && s.converted.size > 1)
+      .sort((a, b) => b.converted.size - a.converted.size);
+    for (const slot of largest) {
+      if (size <= budget) break;
+      const cut = cutSchema(slot.converted.schema);
+      if (slot.property) {
+        (schema.properties as Record<string, JsonValue>)[slot.key] = cut;
+        const entry = names?.properties?.[slot.key];
+        if (entry !== undefined) delete entry.nested;
+      } else {
+        schema[slot.key] = cut;
+        if (names !== undefined) delete names[slot.key as 'items' | 'additionalProperties'];
+      }
+      size -= slot.converted.size - 1;
+    }
+    this.diag(
+      budget < this.limits.maxSchemaNodes
+        ? `the input schemas together were larger than ${this.limits.maxTotalSchemaNodes} nodes; the largest parts of later ones became free-form`
+        : `a schema was larger than ${this.limits.maxSchemaNodes} nodes; its largest parts became free-form`,
+    );
+    return size;
+  }
+
+  /** Properties to keep: not `readOnly`, required ones first, then document order, at most `maxProperties`. */
+  selectProperties(view: View, where: string): SelectedProperty[] {
+    const required: SelectedProperty[] = [];
+    const optional: SelectedProperty[] = [];
+    if (view.properties === null) return required;
+    for (const [wire, schemas] of view.properties) {
+      let readOnly = false;
+      for (const schema of schemas) readOnly ||= this.view(schema).readOnly;
+      if (readOnly) continue;
+      const isRequired = view.required !== null && view.required.has(wire);
+      (isRequired ? required : optional).push({ wire, schemas, required: isRequired });
+    }
+    const all = required.length === 0 ? optional : required.concat(optional);
+    if (all.length > this.limits.maxProperties) {
+      this.diag(
+        `${where} has ${all.length} properties; the first ${this.limits.maxProperties} were kept (required ones first)`,
+      );
+      return all.slice(0, this.limits.maxProperties);
+    }
+    return all;
+  }
+
+  /**
+   * A numeric bound, or `undefined`. A bound beyond ±2^53 (OpenAI's `seed`:
+   * `maximum: 9223372036854775807`) was already rounded when the document was parsed, so it may sit
+   * on the wrong side of the declared limit: it is dropped, never rounded.
+   */
+  private bound(value: unknown, keyword: string): number | undefined {
+    const n = finite(value);
+    if (n === undefined || Math.abs(n) <= Number.MAX_SAFE_INTEGER) return n;
+    this.diag(`a ${keyword} beyond ±2^53 cannot be represented exactly; it was dropped`);
+    return undefined;
+  }
+
+  private copyKeywords(sources: readonly Obj[], schema: JsonObject): void {
+    const kw = gatherKeywords(sources);
+    if (typeof kw.description === 'string') {
+      const line = this.line(kw.description);
+      if (line.length > 0) schema.description = line;
+    }
+    if (typeof kw.format === 'string') schema.format = kw.format;
+    if (Array.isArray(kw.enum)) {
+      const values = this.enumValues(kw.enum);
+      if (values.length > 0) schema.enum = values;
+    }
+    if (kw.const !== undefined) {
+      const json = toJson(kw.const);
+      if (json !== undefined) schema.const = json;
+    }
+    if (kw.default !== undefined) {
+      const json = toJson(kw.default);
+      if (json !== undefined) schema.default = json;
+    }
+    const minimum = this.bound(kw.minimum, 'minimum');
+    const maximum = this.bound(kw.maximum, 'maximum');
+    // OpenAPI 3.0 and Swagger 2 write exclusive bounds as booleans beside the bound.
+    if (kw.exclusiveMinimum === true && minimum !== undefined) schema.exclusiveMinimum = minimum;
+    else {
+      if (minimum !== undefined) schema.minimum = minimum;
+      const value = this.bound(kw.exclusiveMinimum, 'exclusiveMinimum');
+      if (value !== undefined) schema.exclusiveMinimum = value;
+    }
+    if (kw.exclusiveMaximum === true && maximum !== undefined) schema.exclusiveMaximum = maximum;
+    else {
+      if (maximum !== undefined) schema.maximum = maximum;
+      const value = this.bound(kw.exclusiveMaximum, 'exclusiveMaximum');
+      if (value !== undefined) schema.exclusiveMaximum = value;
+    }
+    const multipleOf = finite(kw.multipleOf);
+    if (multipleOf !== undefined && multipleOf > 0) schema.multipleOf = multipleOf;
+    for (const key of COUNT_KEYWORDS) {
+      const value = kw[key];
+      if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) schema[key] = value;
+    }
+    if (kw.uniqueItems === true) schema.uniqueItems = true;
+    if (typeof kw.pattern === 'string') {
+      if (isValidPattern(kw.pattern)) schema.pattern = kw.pattern;
+      else this.diag(`pattern ${JSON.stringify(kw.pattern)} is not a valid regular expression; left out`);
+    }
+  }
+
+  /** The first `maxEnumValues` distinct JSON values. */
+  private enumValues(enumValues: readonly unknown[]): JsonValue[] {
+    const values: JsonValue[] = [];
+    const seen = new Set<unknown>();
+    for (const value of enumValues) {
+      const json = toJson(value);
+      if (json === undefined) continue;
+      const id = typeof json === 'object' && json !== null ? JSON.stringify(json) : json;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      values.push(json);
+      if (values.length >= this.limits.maxEnumValues) break;
+    }
+    if (enumValues.length > this.limits.maxEnumValues) {
+      this.diag(`an enum with ${enumValues.length} values kept its first ${this.limits.maxEnumValues}`);
+    }
+    return values;
+  }
+}
+
+/** Keywords copied from a schema to its converted form. */
+const KEYWORDS = [
+  'description',
+  'format',
+  'enum',
+  'const',
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'pattern',
+  'uniqueItems',
+  ...COUNT_KEYWORDS,
+] as const;
+const KEYWORD_SET: ReadonlySet<string> = new Set(KEYWORDS);
+
+/** The copied keywords of the sources, the first source that has one winning, in one pass over their keys. */
+function gatherKeywords(sources: readonly Obj[]): Partial<Record<(typeof KEYWORDS)[number], unknown>> {
+  const found: Partial<Record<string, unknown>> = {};
+  for (const source of sources) {
+    for (const key of Object.keys(source)) {
+      if (KEYWORD_SET.has(key) && found[key] === undefined) found[key] = source[key];
+    }
+  }
+  return found;
+}
+
+interface SelectedProperty {
+  wire: string;
+  schemas: unknown[];
+  required: boolean;
+}
+
+export function leaf(schema: JsonObject): Converted {
+  return { schema, size: 1, names: undefined, container: false };
+}
+
+/** The free-form form of an object or array: its type (and description) without children. */
+function cutSchema(schema: JsonObject): JsonObject {
+  const cut: JsonObject = {};
+  if (schema.type !== undefined) cut.type = schema.type;
+  if (schema.description !== undefined) cut.description = schema.description;
+  return cut;
+}
+
+/** Merges `from` (which may be memoised and is not changed) into `into` (a view being built). */
+function mergeInto(into: View, from: View): void {
+  if (from.types !== null) {
+    if (into.types === null) into.types = [...from.types];
+    else {
+      const other = from.types;
+      const both = into.types.filter(
+        (t) => other.includes(t) || (t === 'number' && other.includes('integer')),
+      );
+      // Disagreeing types cannot both hold; leave the type free rather than refuse every value.
+      into.types = both.length > 0 ? both : null;
+    }
+  }
+  if (from.properties !== null) {
+    into.properties ??= new Map();
+    for (const [name, schemas] of from.properties) {
+      const existing = into.properties.get(name);
+      if (existing === undefined) into.properties.set(name, [...schemas]);
+      else for (const s of schemas) if (!existing.includes(s)) existing.push(s);
+    }
+  }
+  if (from.required !== null) {
+    into.required ??= new Set();
+    for (const name of from.required) into.required.add(name);
+  }
+  if (from.items !== null) {
+    into.items ??= [];
+    for (const s of from.items) if (!into.items.includes(s)) into.items.push(s);
+  }
+  if (from.additional !== null) {
+    into.additional ??= [];
+    for (const s of from.additional) if (!into.additional.includes(s)) into.additional.push(s);
+  }
+  into.closed ||= from.closed;
+  into.readOnly ||= from.readOnly;
+  for (const source of from.sources) into.sources.push(source);
+}
+
+function finite(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function isValidPattern(pattern: string): boolean {
+  try {
+    // Validators of JSON Schema compile patterns as Unicode regular expressions.
+    new RegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const MAX_JSON_VALUE_NODES = 1_000;
+const MAX_JSON_VALUE_DEPTH = 16;
+
+/** A bounded copy of an enum, const or default value as plain JSON; `undefined` when it is not JSON. */
+function toJson(value: unknown): JsonValue | undefined {
+  let budget = MAX_JSON_VALUE_NODES;
+  const copy = (v: unknown, depth: number): JsonValue | undefined => {
+    if (--budget < 0 || depth > MAX_JSON_VALUE_DEPTH) return undefined;
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+    if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+    if (Array.isArray(v)) {
+      const out: JsonValue[] = [];
+      for (const item of v) {
+        const c = copy(item, depth + 1);
+        if (c === undefined) return undefined;
+        out.push(c);
+      }
+      return out;
+    }
+    if (isObj(v)) {
+      const out = dict<JsonValue>();
+      for (const key of Object.keys(v)) {
+        const c = copy(v[key], depth + 1);
+        if (c === undefined) return undefined;
+        out[key] = c;
+      }
+      return out;
+    }
+    return undefined;
+  };
+  return copy(value, 0);
+}
