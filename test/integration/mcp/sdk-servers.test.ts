@@ -162,7 +162,6 @@ describe.each(shapes)('an SDK server (stateful: $stateful, json: $json)', ({ sta
       attempts: 1,
       resends: stateful ? 1 : 0,
     });
-    expect(first.durationMs).toBeLessThan(2_000);
     expect(s.count('initialize')).toBe(stateful ? 1 : 0);
     const second = await c.callTool(ep, 'search', { q: 'dogs' }, READ);
     expect(second).toMatchObject({ kind: 'success', attempts: 1, resends: 0 });
