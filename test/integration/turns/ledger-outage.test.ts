@@ -7,6 +7,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pgDriver from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../src/db/embedded.js';
 import { LedgerDocument, TurnCallsDocument } from '../../generated/graphql.js';
@@ -46,6 +47,24 @@ async function restartPostgres(dataDir: string): Promise<EmbeddedPostgres> {
       if (attempt >= 10) throw err;
       await sleep(500);
     }
+  }
+}
+
+/** Waits until every open ledger intent is older than `ms` by the database's own clock. */
+async function intentsOlderThan(url: string, ms: number): Promise<void> {
+  const client = new pgDriver.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await waitUntil(async () => {
+      const { rows } = await client.query<{ young: number }>(
+        `select count(*)::int as young from ledger_entry
+          where status = 'RUNNING' and created_at >= now() - make_interval(secs => $1::double precision / 1000)`,
+        [ms + 100],
+      );
+      return rows[0]!.young === 0;
+    });
+  } finally {
+    await client.end();
   }
 }
 
@@ -116,6 +135,9 @@ describe('a WRITE while PostgreSQL dies', () => {
       apps.length = 0;
       await pg.stop();
       pg = await restartPostgres(dir);
+      // The sweep at start closes intents older than LEDGER_SWEEP_AFTER_MS on the database's clock: a
+      // restart quicker than that would leave it open. Wait for the age there, not by a local sleep.
+      await intentsOlderThan(pg.url, Number(env.LEDGER_SWEEP_AFTER_MS));
       const second = await startTestApp({ databaseUrl: pg.url, env });
       apps.push(second);
       const admin = await second.token(Role.ADMIN);
