@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
-import { CALL_TIMEOUT_MS } from './limits.js';
+import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from './limits.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
 
 export const DEFAULT_PORT = 4000;
@@ -13,7 +13,7 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_DATA_DIR = './.data';
 export const DEFAULT_LOG_LEVEL = 'info';
 export const DEFAULT_OUTBOUND_TIMEOUT_MS = CALL_TIMEOUT_MS; // the platform's call budget
-export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB read from any upstream
+export const DEFAULT_OUTBOUND_MAX_BODY_BYTES = MAX_UPSTREAM_BODY_BYTES; // read from any upstream
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 64 * 1024; // 64 KiB of text given to the model
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000; // in-flight requests get this long to finish
 export const DEFAULT_DISCOVERY_DEADLINE_MS = 120_000; // 2 minutes for one discovery run, end to end

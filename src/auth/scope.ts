@@ -11,6 +11,11 @@ export function scopedWorkspace(principal: Principal): string | null {
   return null;
 }
 
+/** Staff (ADMIN or OPERATOR): the ops console's people, who see every workspace and the audit trail. */
+export function isStaff(role: Role | null | undefined): boolean {
+  return role === Role.ADMIN || role === Role.OPERATOR;
+}
+
 /** Whether the principal may see objects of this workspace. */
 export function canSeeWorkspace(principal: Principal, workspaceId: string): boolean {
   const scope = scopedWorkspace(principal);

@@ -5,7 +5,7 @@
 import { checkUrl, type UrlPolicy } from '../http/url-policy.js';
 import { CredentialKind } from './connection.entity.js';
 import { TRANSPORT_HEADER_NAMES } from './headers.js';
-import { MAX_CALL_TIMEOUT_MS, MIN_CALL_TIMEOUT_MS } from '../limits.js';
+import { MAX_CALL_TIMEOUT_MS, MAX_DESCRIPTION_BYTES, MIN_CALL_TIMEOUT_MS } from '../limits.js';
 
 export interface FieldProblem {
   field: string[];
@@ -13,8 +13,7 @@ export interface FieldProblem {
   code: string;
 }
 
-/** 5 MiB: the tool contract's "up to 5 MB", measured in UTF-8 bytes. */
-export const MAX_DESCRIPTION_BYTES = 5 * 1024 * 1024;
+export { MAX_DESCRIPTION_BYTES };
 export const MAX_KEY_LENGTH = 8192;
 export const MIN_TIMEOUT_MS = MIN_CALL_TIMEOUT_MS;
 export const MAX_TIMEOUT_MS = MAX_CALL_TIMEOUT_MS;

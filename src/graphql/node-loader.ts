@@ -7,6 +7,7 @@ import { Turn } from '../turns/turn.entity.js';
 import { ApiToken, Role } from '../auth/api-token.entity.js';
 import type { Context } from './context.js';
 import type { Node, NodeTypeName } from './node.js';
+import { isStaff } from '../auth/scope.js';
 
 /** Loads any node with the workspace it belongs to, so the caller can apply the scope. */
 export async function loadNode(
@@ -55,7 +56,7 @@ export async function loadNode(
     case 'AuditEvent': {
       const a = await em.findOne(AuditEvent, { id });
       // The audit trail is for staff (as Workspace.auditEvents): others never see its events.
-      if (!a || (ctx.principal?.role !== Role.ADMIN && ctx.principal?.role !== Role.OPERATOR)) return null;
+      if (!a || !isStaff(ctx.principal?.role)) return null;
       return { node: a, workspaceId: a.workspaceId ?? '' };
     }
     case 'ApiToken': {

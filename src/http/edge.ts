@@ -4,7 +4,8 @@
  * without a valid token, no reading of its body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Role } from '../auth/api-token.entity.js';
+import type { Role } from '../auth/api-token.entity.js';
+import { isStaff } from '../auth/scope.js';
 import type { Limits } from '../config.js';
 
 /**
@@ -16,7 +17,7 @@ export const DRAIN_MAX_BYTES = 16 * 1024; // 16 KiB
 
 /** The most a caller of this role may send in one request body or WebSocket message. */
 export function bodyLimitFor(role: Role, limits: Pick<Limits, 'maxBodyBytes' | 'maxBodyBytesStaff'>): number {
-  return role === Role.ADMIN || role === Role.OPERATOR ? limits.maxBodyBytesStaff : limits.maxBodyBytes;
+  return isStaff(role) ? limits.maxBodyBytesStaff : limits.maxBodyBytes;
 }
 
 /**

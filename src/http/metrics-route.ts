@@ -3,7 +3,7 @@
  * unknown path), `open` (anyone who can reach the port: put it behind a network boundary), or
  * `token` (the default: an ADMIN or OPERATOR API token, `Authorization: Bearer …`).
  */
-import { Role } from '../auth/api-token.entity.js';
+import { isStaff } from '../auth/scope.js';
 import { bearerToken } from '../auth/tokens.js';
 import type { Services } from '../services.js';
 import { errorBody, refuseEarly, refuseUnauthenticated } from './edge.js';
@@ -26,7 +26,7 @@ export function metricsRoutes(services: Services): Record<string, RouteHandler> 
         bearerToken(req.headers.authorization),
       );
       if (!principal) return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);
-      if (principal.role !== Role.ADMIN && principal.role !== Role.OPERATOR) {
+      if (!isStaff(principal.role)) {
         return refuseEarly(
           req,
           res,

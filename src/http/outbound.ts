@@ -22,12 +22,12 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { OutboundError, OutboundErrorCode } from './outbound-error.js';
-import { CALL_TIMEOUT_MS } from '../limits.js';
+import { CALL_TIMEOUT_MS, FORBIDDEN_HEADER_CHARS, MAX_UPSTREAM_BODY_BYTES } from '../limits.js';
 
 /** Per-request deadline, covering connect, response headers and the whole body. */
 export const DEFAULT_TIMEOUT_MS = CALL_TIMEOUT_MS;
 /** Response bodies are cut here. */
-export const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024; // 2 MiB
+export const DEFAULT_MAX_BODY_BYTES = MAX_UPSTREAM_BODY_BYTES;
 /** Redirect hops followed per request; one more is `REDIRECT_REFUSED`. */
 export const DEFAULT_MAX_REDIRECTS = 3;
 /**
@@ -98,7 +98,6 @@ export interface OutboundResponse {
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_VALUE = /[\r\n\0]/;
 /** Headers that undici or the transport set; a caller setting them could split or misroute a request. */
 const RESERVED_HEADERS = new Set([
   'host',
@@ -279,7 +278,7 @@ function checkHeaders(headers: Record<string, string>, host: string): void {
         data: { host },
       });
     }
-    if (typeof value !== 'string' || BAD_VALUE.test(value)) {
+    if (typeof value !== 'string' || FORBIDDEN_HEADER_CHARS.test(value)) {
       // The name is safe to report (it is a token); the value never is.
       throw new OutboundError(
         OutboundErrorCode.HEADER_INVALID,

@@ -10,10 +10,11 @@
  */
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { AppError, isAppError } from '../errors.js';
+import { MAX_DESCRIPTION_BYTES } from '../limits.js';
 import { type DescriptionVersion, detectVersion } from './convert.js';
 
 /** The contract's 5 MB, read as 5 MiB, measured as UTF-8 bytes. */
-export const DEFAULT_MAX_DESCRIPTION_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_MAX_DESCRIPTION_BYTES = MAX_DESCRIPTION_BYTES;
 /**
  * Nesting of objects and arrays. Real descriptions stay under 30 levels; the bound keeps the YAML
  * parser's recursion and every later walk of the document far from the stack limit.

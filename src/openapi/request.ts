@@ -5,6 +5,7 @@
  * refusal means no request may be made; its message is written for the model, naming what to fix.
  */
 import type { FieldBinding, HttpMethod, NestedNames, OpenApiBinding } from '../operations/types.js';
+import { FORBIDDEN_HEADER_CHARS } from '../limits.js';
 
 export interface HttpRequest {
   method: HttpMethod;
@@ -136,7 +137,7 @@ function headerValue(field: FieldBinding, v: unknown): string {
       return String(part);
     })
     .join(',');
-  if (/[\r\n\0]/.test(text)) {
+  if (FORBIDDEN_HEADER_CHARS.test(text)) {
     throw new Refusal(`"${field.name}" is sent as an HTTP header and cannot contain line breaks.`);
   }
   return text;
