@@ -24,15 +24,10 @@ import { UserError } from '../graphql/user-error.js';
 import { Operation } from '../operations/operation.entity.js';
 import { type Risk, RiskLevel } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
-import { DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
+import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Connection } from './connection.entity.js';
 import { CreateConnectionInput, DeleteConnectionInput, UpdateConnectionInput } from './connection.input.js';
-import {
-  createConnection,
-  deleteConnection,
-  updateConnection,
-  type ConnectionResult,
-} from './connection.service.js';
+import { connect, deleteConnection, updateConnection, type ConnectionResult } from './connection.service.js';
 
 export const OperationConnection = connectionType('Operation', Operation, { totalCount: true });
 
@@ -116,15 +111,8 @@ export class ConnectionResolver {
   ): Promise<ConnectionPayload> {
     const workspace = await ctx.loaders.workspace.load(idOf(input.workspaceId, 'Workspace', 'workspace'));
     if (!workspace) throw notFound('workspace');
-    const result = payload(await createConnection(ctx.em, ctx.services, ctx.principal!, workspace.id, input));
-    if (!result.connection) return result;
-    const discovery = await ctx.services.discovery.run(
-      result.connection.id,
-      DiscoveryTrigger.CONNECT,
-      ctx.principal!,
-    );
-    await ctx.em.refresh(result.connection);
-    return { ...result, discoveryRun: discovery.run };
+    const result = await connect(ctx.em, ctx.services, ctx.principal!, workspace.id, input);
+    return { ...payload(result), discoveryRun: result.discoveryRun };
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)

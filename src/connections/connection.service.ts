@@ -20,10 +20,29 @@ import {
   last4,
   type FieldProblem,
 } from './validate.js';
+import { type DiscoveryRun, DiscoveryTrigger } from '../discovery/discovery-run.entity.js';
 
 export interface ConnectionResult {
   connection: Connection | null;
   userErrors: FieldProblem[];
+}
+
+/**
+ * Saves a tool source and runs its first discovery at once (the page's "connect, then discover"),
+ * whoever the caller. A failed discovery keeps the connection, with its error on the run.
+ */
+export async function connect(
+  em: EntityManager,
+  services: Services,
+  principal: Principal,
+  workspaceId: string,
+  input: CreateConnectionInput,
+): Promise<ConnectionResult & { discoveryRun: DiscoveryRun | null }> {
+  const result = await createConnection(em, services, principal, workspaceId, input);
+  if (!result.connection) return { ...result, discoveryRun: null };
+  const discovery = await services.discovery.run(result.connection.id, DiscoveryTrigger.CONNECT, principal);
+  await em.refresh(result.connection);
+  return { ...result, discoveryRun: discovery.run };
 }
 
 /** The associated data that binds a sealed credential to its connection: a copied blob won't open. */
