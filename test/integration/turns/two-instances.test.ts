@@ -12,15 +12,19 @@ import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '..
 let A: TestApp;
 let B: TestApp;
 let peer: SdkServerHandle;
-let w: World;
 
 beforeAll(async () => {
   A = await startTestApp();
   B = await startTestApp();
   peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
-  w = await buildWorld(A, peer.url, 'Shared');
-  await connectTools(A, w);
 });
+
+/** Each test owns its workspace, connection and assistant: a disable in one never reaches another. */
+async function ownWorld(): Promise<World> {
+  const w = await buildWorld(A, peer.url, 'Shared');
+  await connectTools(A, w);
+  return w;
+}
 
 afterAll(async () => {
   await A.stop();
@@ -31,6 +35,7 @@ afterAll(async () => {
 describe('two instances on one database', () => {
   // How fast it travels (goal < 1 s) is measured by `npm run bench` (turns: disable propagation A → B).
   it("should stop declaring and refuse calls on B after a disable on A, by A's NOTIFY", async () => {
+    const w = await ownWorld();
     const turn = await begin(B, w, 'two');
     expect(turn.tools.map((x) => x.name)).toContain('shared__lookup');
     expect((await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status).toBe('SUCCEEDED');
@@ -45,6 +50,7 @@ describe('two instances on one database', () => {
   });
 
   it('should reach B when the incident switch is thrown by the service itself, with no resolver involved', async () => {
+    const w = await ownWorld();
     // The NOTIFY belongs to the service: a script or job that disables through it reaches every instance.
     const turn = await begin(B, w, 'two-service');
     expect(turn.tools.map((x) => x.name)).toContain('shared__lookup');
@@ -61,6 +67,7 @@ describe('two instances on one database', () => {
   });
 
   it('should show on a debugger subscribed to B the calls made through A', async () => {
+    const w = await ownWorld();
     const live = B.app.services.turnEvents.subscriberCount;
     const stream = await subscribeTurnEvents(B.wsUrl, w.customer, {
       assistantId: w.assistantId,
@@ -79,6 +86,7 @@ describe('two instances on one database', () => {
   });
 
   it('should bypass the cache while the LISTEN connection is down, never trusting it stale', async () => {
+    const w = await ownWorld();
     const turn = await begin(B, w, 'bypass');
     expect((await call(B, w, turn.turnId, 'shared__lookup', { email: 'x' })).status).toBe('SUCCEEDED');
     B.app.services.notifier.dropConnectionForTest();
