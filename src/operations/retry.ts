@@ -8,7 +8,9 @@
  *   work; after a failed connect (the request provably never reached the server) for any operation;
  * - a **re-send** repeats a request the server refused before acting on it (an MCP session it wants
  *   or that expired, a modern request a legacy server turned away): at most one per call
- *   (`MAX_RESENDS`), whatever the risk, and not an attempt.
+ *   (`MAX_RESENDS`), whatever the risk, and not an attempt;
+ * - a **renewal** repeats a request whose OAuth token the server rejected (401) before acting, with
+ *   a renewed token: at most one per call (`MAX_RENEWALS`), whatever the risk, and not an attempt.
  *
  * Nothing else is sent again: a cancelled call, a refusal by policy (address, URL, header, body
  * size), or an answer the server gave (an HTTP status, a JSON-RPC error, a malformed reply).
@@ -19,6 +21,8 @@ import type { Risk } from './types.js';
 export const MAX_ATTEMPTS = 2;
 /** Re-sends per call of a request refused before the server acted on it. */
 export const MAX_RESENDS = 1;
+/** Sends per call with a renewed token after the server rejected the first (401). */
+export const MAX_RENEWALS = 1;
 
 /** What went wrong with the last request. */
 export type FailureKind =
@@ -35,7 +39,9 @@ export type FailureKind =
   /** The server answered: an HTTP status, a JSON-RPC error, a malformed or unusable reply. */
   | 'answered'
   /** The server refused the request before acting on it (MCP: 400/404 for want of a session, or a legacy server turning away a modern request). */
-  | 'refused_before_acting';
+  | 'refused_before_acting'
+  /** The server rejected the OAuth token (401) before acting; a renewed token may be sent. */
+  | 'credential_rejected';
 
 export interface RetryQuestion {
   /** Counted attempts made so far (1 after the first request; re-sends are not attempts). */
@@ -48,6 +54,8 @@ export interface RetryQuestion {
   risk: Risk;
   /** The operation may be repeated without a second effect (`idempotentHint`). */
   idempotent: boolean;
+  /** Sends with a renewed token made so far (0 when absent). */
+  renewals?: number;
 }
 
 /** Why a request is, or is not, sent again. Stable: tests and logs read it. */
@@ -58,6 +66,8 @@ export type RetryReason =
   | 'NEVER_REACHED'
   /** The server refused it before acting: re-sent, not counted as an attempt. */
   | 'REFUSED_BEFORE_ACTING'
+  /** The token was rejected before the server acted: sent once more with a renewed one. */
+  | 'CREDENTIAL_RENEWED'
   /** The one retry (or the one re-send) is used up. */
   | 'LIMIT_REACHED'
   /** A WRITE that may have reached the server: a second send could do its work twice. */
@@ -67,7 +77,8 @@ export type RetryReason =
   | 'NOT_TRANSIENT';
 
 export type RetryDecision =
-  { retry: true; counts: 'attempt' | 'resend'; reason: RetryReason } | { retry: false; reason: RetryReason };
+  | { retry: true; counts: 'attempt' | 'resend' | 'renewal'; reason: RetryReason }
+  | { retry: false; reason: RetryReason };
 
 export function mayRetry(q: RetryQuestion): RetryDecision {
   switch (q.failure) {
@@ -79,6 +90,10 @@ export function mayRetry(q: RetryQuestion): RetryDecision {
     case 'refused_before_acting':
       return q.resends < MAX_RESENDS
         ? { retry: true, counts: 'resend', reason: 'REFUSED_BEFORE_ACTING' }
+        : { retry: false, reason: 'LIMIT_REACHED' };
+    case 'credential_rejected':
+      return (q.renewals ?? 0) < MAX_RENEWALS
+        ? { retry: true, counts: 'renewal', reason: 'CREDENTIAL_RENEWED' }
         : { retry: false, reason: 'LIMIT_REACHED' };
     case 'timeout':
     case 'connect_failed':

@@ -195,7 +195,19 @@ export async function dispatch(
     onNotification: notify,
     ...(trace ? { trace } : {}),
   });
-  if (outcome.kind === 'auth_required' && op.connection.credentialKind === CredentialKind.OAUTH) {
+  if (
+    outcome.kind === 'auth_required' &&
+    op.connection.credentialKind === CredentialKind.OAUTH &&
+    mayRetry({
+      failure: 'credential_rejected',
+      attempts: outcome.attempts,
+      resends: outcome.resends,
+      renewals: 0,
+      reachedServer: true,
+      risk: op.risk,
+      idempotent: op.idempotent,
+    }).retry
+  ) {
     outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify, trace);
   }
   const stepUp = await stepUpAfterRefusal(services, op, outcome);

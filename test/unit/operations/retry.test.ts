@@ -37,6 +37,25 @@ describe('mayRetry', () => {
     ['refused_before_acting', 1, 0, true, 'WRITE', false, resend],
     ['refused_before_acting', 2, 0, true, 'WRITE', false, resend],
     ['refused_before_acting', 1, 1, true, 'READ', false, stop('LIMIT_REACHED')],
+    // The OAuth token rejected (401) before acting: one send with a renewed token, any risk.
+    [
+      'credential_rejected',
+      1,
+      0,
+      true,
+      'WRITE',
+      false,
+      { retry: true, counts: 'renewal', reason: 'CREDENTIAL_RENEWED' },
+    ],
+    [
+      'credential_rejected',
+      1,
+      1,
+      true,
+      'WRITE',
+      false,
+      { retry: true, counts: 'renewal', reason: 'CREDENTIAL_RENEWED' },
+    ],
     // Never again.
     ['cancelled', 1, 0, true, 'READ', true, stop('CANCELLED')],
     ['cancelled', 1, 0, false, 'READ', true, stop('CANCELLED')],
@@ -57,6 +76,7 @@ describe('mayRetry', () => {
     'refused',
     'answered',
     'refused_before_acting',
+    'credential_rejected',
   ];
   const every: RetryQuestion[] = kinds.flatMap((failure) =>
     [1, 2].flatMap((attempts) =>
@@ -82,6 +102,20 @@ describe('mayRetry', () => {
       const d = mayRetry(q);
       expect(d.retry && d.counts === 'attempt', JSON.stringify(q)).toBe(false);
     }
+  });
+
+  it('should send with a renewed token at most once per call', () => {
+    expect(
+      mayRetry({
+        failure: 'credential_rejected',
+        attempts: 1,
+        resends: 0,
+        renewals: 1,
+        reachedServer: true,
+        risk: 'READ',
+        idempotent: true,
+      }),
+    ).toEqual(stop('LIMIT_REACHED'));
   });
 
   it('should allow at most one retry and one re-send per call', () => {
