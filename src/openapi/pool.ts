@@ -105,6 +105,11 @@ export class DescriptionPool {
     return this.#slots.size;
   }
 
+  /** Jobs a worker is converting now (taken, not yet answered). */
+  get busy(): number {
+    return [...this.#slots].filter((s) => s.job !== null).length;
+  }
+
   /** Stops every worker; queued and running jobs fail with `DESCRIPTION_POOL_CLOSED`. */
   async close(): Promise<void> {
     this.#closed = true;

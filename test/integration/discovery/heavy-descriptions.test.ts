@@ -2,7 +2,6 @@
  * CPU-heavy descriptions (issue #10, finding 7): parsing and converting run on a worker thread
  * with a time limit, so the service keeps answering while a large description converts.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_TOTAL_SCHEMA_NODES } from '../../../src/openapi/convert.js';
 import { CreateConnectionDocument, CreateWorkspaceDocument } from '../../generated/graphql.js';
@@ -48,33 +47,30 @@ describe('discovering a description whose 300 operations share one schema throug
   it("should parse and convert it on the app's workers while /healthz keeps answering", async () => {
     const text = aliasedDescription();
     const healthz = new URL('/healthz', app.t.url);
-    const latencies: number[] = [];
+    const pool = app.t.app.services.descriptions;
+    let answeredWhileConverting = 0;
     let done = false;
     const poll = (async () => {
       while (!done) {
-        const t0 = performance.now();
         const res = await fetch(healthz);
         await res.arrayBuffer();
         expect(res.status).toBe(200);
-        latencies.push(performance.now() - t0);
+        if (pool.busy > 0) answeredWhileConverting++;
         await new Promise((r) => setTimeout(r, 25));
       }
     })();
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
-    const loaded = await app.t.app.services.descriptions
+    const loaded = await pool
       .load({ text }, { fetchText: () => Promise.reject(new Error('not fetched')) }, null)
       .finally(() => {
-        delay.disable();
         done = true;
       });
     await poll;
 
     expect(loaded.conversion.operations).toHaveLength(300);
-    // Generous bounds: on the event loop, the same parse and conversion stalled it for seconds.
-    expect(delay.max / 1e6).toBeLessThan(1_000);
-    expect(latencies.length).toBeGreaterThan(0);
-    expect(Math.max(...latencies)).toBeLessThan(1_000);
+    // /healthz was answered while a worker held the job: on the event loop, the parse and
+    // conversion would have held every answer until they ended. How long /healthz waits meanwhile
+    // is measured by `npm run bench -- descriptions` ("/healthz meanwhile …; loop delay max").
+    expect(answeredWhileConverting).toBeGreaterThan(0);
   }, 120_000);
 
   it('should discover all 300 operations, their schemas within the total budget', async () => {
