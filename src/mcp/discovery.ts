@@ -35,6 +35,7 @@ import {
   SERVER_INFO_META_KEY,
   type CacheHints,
 } from './versions.js';
+import { mayRetry } from '../operations/retry.js';
 
 export class McpDiscovery {
   readonly #transport: McpTransport;
@@ -161,7 +162,16 @@ export class McpDiscovery {
     } catch (err) {
       const status = err instanceof McpClientError ? err.data.status : undefined;
       if (typeof status !== 'number' || !asksForSession(status)) throw err;
-      // The held session is gone: one new handshake, one more try.
+      // The held session is gone: one new handshake, one more try (listing reads, so any risk is READ).
+      const again = mayRetry({
+        failure: 'refused_before_acting',
+        attempts: 1,
+        resends: 0,
+        reachedServer: true,
+        risk: 'READ',
+        idempotent: true,
+      });
+      if (!again.retry) throw err;
       sessionId = await this.#sessions.ensure(ep, sessionId, timeoutOf(this.#settings, ep));
       return this.#listAll(ep, sessionId, deadline);
     }
