@@ -7,6 +7,10 @@
  * interleaved in small batches and the medians over batches are reported: wall time per call, and
  * this process's CPU time per call (the client's own cost, event-loop wake-ups included). Goal: callTool within 1.2x of the bare
  * POST, and ahead of the SDK client.
+ *
+ * Then a hostile listing: a server whose `tools/list` cursor never ends. Discovery stops at its
+ * 100-page limit; its time is printed beside 100 bare `tools/list` POSTs to the same server, in the
+ * same run (the bound the test `hostile-servers` › "cursor that never ends" used to hold).
  */
 import { EventEmitter } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,6 +18,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Agent } from 'undici';
 import { OutboundClient } from '../src/http/outbound.js';
 import { McpClient, type McpEndpoint } from '../src/mcp/client.js';
+import {
+  acceptNotification,
+  initializeResult,
+  sendJson,
+  startRawServer,
+} from '../test/support/mcp-servers.js';
 import { startPeerProcess } from './support.js';
 
 const CONCURRENCY = 32;
@@ -139,10 +149,74 @@ export async function run(): Promise<void> {
           ` callTool / SDK client: ${(oursS.wallUs / sdkS.wallUs).toFixed(2)}x wall, ${(oursS.cpuUs / sdkS.cpuUs).toFixed(2)}x CPU (goal < 1)`,
       );
     }
+    await endlessCursor(agent, mcp);
   } finally {
     await sdk.close();
     await agent.close();
     await outbound.close();
     await peer.stop();
+  }
+}
+
+const CURSOR_RUNS = 10;
+const PAGE_LIMIT = 100;
+
+/** Discovery against a cursor that never ends, beside 100 bare `tools/list` POSTs; medians, interleaved. */
+async function endlessCursor(agent: Agent, mcp: McpClient): Promise<void> {
+  let page = 0;
+  const server = await startRawServer((req, res) => {
+    if (acceptNotification(req, res)) return;
+    if (req.method === 'initialize')
+      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+    page++;
+    const tools = [{ name: `t${page}`, inputSchema: { type: 'object' } }];
+    sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: { tools, nextCursor: `c${page}` } });
+  });
+  const target = new URL(server.url);
+  const bareList = async (): Promise<void> => {
+    for (let i = 0; i < PAGE_LIMIT; i++) {
+      const res = await agent.request({
+        origin: target.origin,
+        path: target.pathname,
+        method: 'POST',
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { cursor: `c${i}` } }),
+      });
+      await res.body.json();
+    }
+  };
+  const discover = async (): Promise<void> => {
+    const result = await mcp.discover({ id: `cursor-${page}`, url: server.url, auth: { kind: 'none' } });
+    if (result.stopReason !== 'PAGE_LIMIT' || result.pages !== PAGE_LIMIT)
+      throw new Error(`discovery stopped by ${result.stopReason} after ${result.pages} pages`);
+  };
+  const ms = async (work: () => Promise<void>): Promise<number> => {
+    const started = performance.now();
+    await work();
+    return performance.now() - started;
+  };
+  try {
+    await discover();
+    await bareList();
+    const bare: number[] = [];
+    const ours: number[] = [];
+    for (let run = 0; run < CURSOR_RUNS; run++) {
+      if (run % 2 === 0) {
+        ours.push(await ms(discover));
+        bare.push(await ms(bareList));
+      } else {
+        bare.push(await ms(bareList));
+        ours.push(await ms(discover));
+      }
+    }
+    const mid = (values: number[]): number =>
+      values.sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+    console.log(
+      `\nendless tools/list cursor: discovery stopped at ${PAGE_LIMIT} pages in ${mid(ours).toFixed(0)} ms; ` +
+        `${PAGE_LIMIT} bare tools/list POSTs ${mid(bare).toFixed(0)} ms; ${(mid(ours) / mid(bare)).toFixed(2)}x ` +
+        `(medians of ${CURSOR_RUNS}, interleaved, server in this process)`,
+    );
+  } finally {
+    await server.close();
   }
 }

@@ -569,13 +569,12 @@ describe('hostile listings', () => {
         });
       },
     });
-    const started = performance.now();
     const result = await client().discover(endpoint(s.url));
     expect(result.stopReason).toBe('PAGE_LIMIT');
     expect(result.pages).toBe(100);
     expect(result.tools).toHaveLength(100);
+    // Read 100 pages, not one more. How long they take: `npm run bench -- mcp` ("endless tools/list cursor").
     expect(s.count('tools/list')).toBe(100);
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('should keep 300 tools and skip the rest as TOOL_LIMIT', async () => {
