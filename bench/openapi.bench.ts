@@ -10,6 +10,11 @@
  * garbage, and the two sides alternate which goes first. Wall-clock and CPU-time medians are both
  * printed: on a shared 2-core machine the CPU time is the steadier of the two.
  * `OPENAPI_BENCH_FILES=<text>` limits the run to the files whose name holds that text.
+ *
+ * Last, two hostile descriptions (test/support/hostile-descriptions.ts), each beside the petstore
+ * fixture parsed and converted in the same run: the alias bomb, refused by the parser, and a schema
+ * whose 64 properties each refer back to it, bounded by the converter. Neither may cost more than
+ * a small multiple of an ordinary description.
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -20,6 +25,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { isAppError } from '../src/errors.js';
 import { convertDescription } from '../src/openapi/convert.js';
 import { parseDescription } from '../src/openapi/load.js';
+import { aliasBombYaml, wideSelfReference } from '../test/support/hostile-descriptions.js';
 
 const CORPUS_DIR = resolve(fileURLToPath(import.meta.url), '../../../shared/corpus/openapi');
 /** Files at least this large are "large" for the ratio goal. */
@@ -169,6 +175,63 @@ export async function run(): Promise<void> {
     console.log(
       `${row.file}, goal < 1000 ms: ${row.ours.wall.toFixed(0)} ms wall ` +
         `${row.ours.wall < 1000 ? 'MET' : 'MISSED'} (${row.ours.cpu.toFixed(0)} ms cpu)`,
+    );
+  }
+  await hostile();
+}
+
+const HOSTILE_RUNS = 9;
+
+/** Each hostile description beside the petstore fixture, interleaved; medians of wall and CPU time. */
+async function hostile(): Promise<void> {
+  const petstorePath = resolve(
+    fileURLToPath(import.meta.url),
+    '../../test/fixtures/openapi/oai-petstore-v3.0.yaml',
+  );
+  const petstore = async (): Promise<void> => {
+    await ours(petstorePath, 'petstore.yaml');
+  };
+  const bomb = aliasBombYaml();
+  const cases: [string, () => Promise<void>][] = [
+    [
+      'hostile: alias bomb (10^10 strings expanded), refused',
+      async () => {
+        try {
+          parseDescription(bomb);
+        } catch (error) {
+          if (isAppError(error) && error.code === 'DESCRIPTION_INVALID') return;
+          throw error;
+        }
+        throw new Error('the alias bomb was not refused');
+      },
+    ],
+    [
+      'hostile: 64 properties referring back (64^5 unbounded), converted',
+      async () => {
+        convertDescription(wideSelfReference(), null, null);
+      },
+    ],
+  ];
+  console.log('');
+  for (const [label, work] of cases) {
+    await work();
+    await petstore();
+    const mine: Timing[] = [];
+    const base: Timing[] = [];
+    for (let i = 0; i < HOSTILE_RUNS; i++) {
+      if (i % 2 === 0) {
+        mine.push(await time(work));
+        base.push(await time(petstore));
+      } else {
+        base.push(await time(petstore));
+        mine.push(await time(work));
+      }
+    }
+    const m = summary(mine);
+    const b = summary(base);
+    console.log(
+      `${label}: ${m.wall.toFixed(1)} ms wall, ${m.cpu.toFixed(1)} ms cpu; petstore ${b.wall.toFixed(1)} ms wall, ` +
+        `${b.cpu.toFixed(1)} ms cpu; ${(m.wall / b.wall).toFixed(1)}x wall, ${(m.cpu / b.cpu).toFixed(1)}x cpu`,
     );
   }
 }
