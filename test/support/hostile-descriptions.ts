@@ -14,22 +14,22 @@ export function aliasBombYaml(): string {
   return yaml;
 }
 
-/** One operation whose body is a schema of 64 properties that each refer back to it (64^5 nodes unbounded). */
-export function wideSelfReference(): Record<string, unknown> {
-  const properties: Record<string, unknown> = {};
-  for (let i = 0; i < 64; i++) properties[`p${i}`] = { $ref: '#/components/schemas/Wide' };
+/** A description of one operation, `POST /x`, whose JSON body is `schema`. */
+export function withBody(schema: unknown, schemas: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     openapi: '3.0.3',
     info: { title: 't', version: '1' },
     servers: [{ url: 'https://api.example.com' }],
     paths: {
-      '/x': {
-        post: {
-          operationId: 'x',
-          requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Wide' } } } },
-        },
-      },
+      '/x': { post: { operationId: 'x', requestBody: { content: { 'application/json': { schema } } } } },
     },
-    components: { schemas: { Wide: { type: 'object', properties } } },
+    components: { schemas },
   };
+}
+
+/** One operation whose body is a schema of 64 properties that each refer back to it (64^5 nodes unbounded). */
+export function wideSelfReference(): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (let i = 0; i < 64; i++) properties[`p${i}`] = { $ref: '#/components/schemas/Wide' };
+  return withBody({ $ref: '#/components/schemas/Wide' }, { Wide: { type: 'object', properties } });
 }

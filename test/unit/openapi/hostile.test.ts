@@ -11,7 +11,7 @@ import {
 import { loadDescription, parseDescription } from '../../../src/openapi/load.js';
 import { buildRequest } from '../../../src/openapi/request.js';
 import { aliasedDescription } from '../../support/aliased-description.js';
-import { aliasBombYaml, wideSelfReference } from '../../support/hostile-descriptions.js';
+import { aliasBombYaml, wideSelfReference, withBody } from '../../support/hostile-descriptions.js';
 import { checkInputSchema, containerDepth, newAjv } from './schema-check.js';
 
 type Json = Record<string, unknown>;
@@ -25,18 +25,6 @@ function codeOf(run: () => unknown): string | undefined {
     return error instanceof AppError ? error.code : `not an AppError: ${String(error)}`;
   }
   return undefined;
-}
-
-function withBody(schema: unknown, schemas: Json = {}): Json {
-  return {
-    openapi: '3.0.3',
-    info: { title: 't', version: '1' },
-    servers: [{ url: 'https://api.example.com' }],
-    paths: {
-      '/x': { post: { operationId: 'x', requestBody: { content: { 'application/json': { schema } } } } },
-    },
-    components: { schemas },
-  };
 }
 
 const ajv = newAjv();
