@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
 import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from './limits.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
+import { DEFAULT_PROGRESS_MIN_INTERVAL_MS } from './turns/progress.js';
 
 export const DEFAULT_PORT = 4000;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -114,6 +115,8 @@ export interface Config {
   discoveryDeadlineMs: number;
   /** Every open WebSocket's token is checked again this often (expiry, a missed revocation). */
   tokenRecheckMs: number;
+  /** A call's live progress events go out at least this far apart (0: as they arrive, up to the cap). */
+  progressMinIntervalMs: number;
   /** OpenAPI descriptions are parsed and converted off the event loop, on this many workers, within this time. */
   descriptions: { workers: number; timeoutMs: number };
   /** Tools declared before the connection tools in every turn (the runtime handles them). */
@@ -347,6 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 600_000),
     discoveryDeadlineMs: int(env, 'DISCOVERY_DEADLINE_MS', DEFAULT_DISCOVERY_DEADLINE_MS, 1_000, 3_600_000),
     tokenRecheckMs: int(env, 'TOKEN_RECHECK_MS', DEFAULT_TOKEN_RECHECK_MS, 10, 3_600_000),
+    progressMinIntervalMs: int(env, 'PROGRESS_INTERVAL_MS', DEFAULT_PROGRESS_MIN_INTERVAL_MS, 0, 60_000),
     builtInTools: parseBuiltInTools(env.BUILTIN_TOOLS),
     graphiql: bool(env, 'GRAPHIQL', nodeEnv !== 'production'),
     descriptions: {

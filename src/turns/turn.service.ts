@@ -459,6 +459,7 @@ export class TurnService {
         name,
       },
       startP.catch(() => null),
+      { minIntervalMs: this.services.config.progressMinIntervalMs },
     );
     let result: CallResult;
     try {

@@ -14,6 +14,12 @@ describe('call-path settings', () => {
     );
   });
 
+  it('should space live progress events 0.2 s apart unless PROGRESS_INTERVAL_MS says otherwise', () => {
+    expect(loadConfig({}).progressMinIntervalMs).toBe(200);
+    expect(loadConfig({ PROGRESS_INTERVAL_MS: '0' }).progressMinIntervalMs).toBe(0);
+    expect(() => loadConfig({ PROGRESS_INTERVAL_MS: '-1' })).toThrow(/PROGRESS_INTERVAL_MS/);
+  });
+
   it('should bound the group commit settings, with 1 turning batching off', () => {
     expect(loadConfig({}).recordBatch).toEqual({ maxBatch: 64, inFlight: 2 });
     expect(loadConfig({ RECORD_BATCH_MAX: '1' }).recordBatch.maxBatch).toBe(1);

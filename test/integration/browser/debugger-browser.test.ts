@@ -17,7 +17,7 @@ import {
   type PeerTool,
   type SdkServerHandle,
 } from '../../support/mcp-servers.js';
-import { begin, buildWorld, call, connectTools, sleep, type World } from '../../support/turns.js';
+import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
 
 /** The long call waits here after its first progress line, until the test has seen it on the page. */
 let release: () => void = () => undefined;
@@ -66,11 +66,7 @@ const TOOLS: PeerTool[] = [
     handler: async (_args, extra) => {
       await progress(extra, 1, 3);
       await released;
-      for (const step of [2, 3]) {
-        await sleep(250); // the service sends progress at most every 0.2 s
-        await progress(extra, step, 3);
-      }
-      await sleep(250);
+      for (const step of [2, 3]) await progress(extra, step, 3);
       await extra.sendNotification({
         method: 'notifications/message',
         params: { level: 'info', logger: 'job', data: 'all steps done' },
@@ -107,7 +103,9 @@ let browser: Browser;
 
 describe.skipIf(!hasChromium)('the debugger page in Chromium', () => {
   beforeAll(async () => {
-    t = await startTestApp();
+    // Every progress line goes out live as it arrives (the 0.2 s throttle is the unit test's, in
+    // test/unit/turns/progress.test.ts), so the order comes from the gate above, not from sleeps.
+    t = await startTestApp({ env: { PROGRESS_INTERVAL_MS: '0' } });
     peer = await startSdkServer({ stateful: false, json: false, tools: TOOLS });
     w = await buildWorld(t, peer.url, 'CRM', 30_000);
     await connectTools(t, w);

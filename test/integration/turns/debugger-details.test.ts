@@ -14,9 +14,13 @@ import {
   type SdkServerHandle,
 } from '../../support/mcp-servers.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
-import { begin, buildWorld, call, connectTools, sleep, type World } from '../../support/turns.js';
+import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
 
 const KEY = 'dbg-key-0123456789abcdef';
+
+/** How many of long_job's steps the test has seen on its subscription: the job sends the next only then. */
+const longJob = { seen: 0 };
 
 async function progress(extra: PeerExtra, progress: number, total: number, message: string) {
   const token = extra._meta?.progressToken;
@@ -45,7 +49,7 @@ const TOOLS: PeerTool[] = [
     handler: async (_args, extra) => {
       for (let i = 1; i <= 3; i++) {
         await progress(extra, i, 3, `step ${i} of 3`);
-        await sleep(400);
+        await waitUntil(() => longJob.seen >= i);
       }
       await extra.sendNotification({
         method: 'notifications/message',
@@ -70,7 +74,9 @@ let peer: SdkServerHandle;
 let w: World;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // Every progress line goes out live as it arrives, up to the cap of 30 (the 0.2 s throttle is
+  // the unit test's, in test/unit/turns/progress.test.ts): the order comes from events, not sleeps.
+  t = await startTestApp({ env: { PROGRESS_INTERVAL_MS: '0' } });
   peer = await startSdkServer({ stateful: false, json: false, tools: TOOLS });
   w = await buildWorld(t, peer.url, 'Jobs', undefined, { kind: 'BEARER', key: KEY });
   await connectTools(t, w);
@@ -116,9 +122,13 @@ describe('what the debugger shows of a call', () => {
     try {
       const turn = await begin(t, w, 'details-2');
       const pending = call(t, w, turn.turnId, 'jobs__long_job');
-      // The first progress line is on screen while the call is still running.
-      const early = await stream.waitFor((e) => e.some((x) => x.type === 'CALL_PROGRESS'));
-      expect(early.some((x) => x.type === 'CALL_FINISHED')).toBe(false);
+      // Each progress line is on screen while the call is still running: the job sends the next
+      // step only once the subscriber has received this one.
+      for (let step = 1; step <= 3; step++) {
+        const seen = await stream.waitFor((e) => e.filter((x) => x.type === 'CALL_PROGRESS').length >= step);
+        expect(seen.some((x) => x.type === 'CALL_FINISHED')).toBe(false);
+        longJob.seen = step;
+      }
       const result = await pending;
       expect(result.status).toBe('SUCCEEDED');
       const events = await stream.waitFor((e) => e.some((x) => x.type === 'CALL_FINISHED'));
