@@ -3,12 +3,16 @@
  * operations sharing one schema through YAML aliases, discovered end to end. Prints the discovery
  * time and `/healthz` latency while it runs, against `/healthz` latency when idle, in the same run;
  * and the parse and conversion alone, on a worker (as discovery does) and on this thread.
+ * Then the apply step's load (issue #10): 300 MCP tools with large schemas (1.8 MB) added, and
+ * re-discovered with one more argument each (300 updated, held for review), with `/healthz` latency
+ * and the loop's worst delay meanwhile, against the same idle baseline.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Role } from '../src/auth/api-token.entity.js';
 import { convertDescription } from '../src/openapi/convert.js';
 import { parseDescription } from '../src/openapi/load.js';
 import { aliasedDescription } from '../test/support/aliased-description.js';
+import { LARGE_TOOLS, startLargeToolsServer } from '../test/support/large-tools-server.js';
 import { benchDatabase, fmt, percentile, startBenchApp } from './support.js';
 
 /** Polls /healthz until `until` settles; returns each answer's latency in ms and the loop's worst delay. */
@@ -84,6 +88,38 @@ export async function run(): Promise<void> {
       `parse + convert alone: on a worker ${fmt(pooled, 0)} ms (loop delay max ${fmt(offLoop.maxDelayMs, 0)} ms), ` +
         `on the event loop ${fmt(inline, 0)} ms (the loop blocked for all of it)`,
     );
+
+    const server = await startLargeToolsServer();
+    try {
+      type Run = { outcome: string; added: number; updated: number };
+      const created = app.gql<{ createConnection: { connection: { id: string }; discoveryRun: Run } }>(
+        'mutation($w: ID!, $u: String!) { createConnection(input: { workspaceId: $w, kind: MCP, name: "Large tools", endpointUrl: $u }) { connection { id } discoveryRun { outcome added updated } } }',
+        { w: ws.createWorkspace.workspace.id, u: server.url },
+        admin,
+      );
+      const first = await whileRunning(healthz, created);
+      const added = (await created).createConnection;
+      server.setVersion(2);
+      const again = app.gql<{ discover: { run: Run } }>(
+        'mutation($c: ID!) { discover(input: { connectionId: $c }) { run { outcome added updated } } }',
+        { c: added.connection.id },
+        admin,
+      );
+      const second = await whileRunning(healthz, again);
+      const updated = (await again).discover.run;
+      const idleMax = Math.max(...idle.latencies);
+      for (const [label, seen, run] of [
+        [`${LARGE_TOOLS} large MCP tools added`, first, added.discoveryRun],
+        [`${LARGE_TOOLS} large MCP tools updated and held`, second, updated],
+      ] as const) {
+        console.log(
+          `${label} (${run.outcome}, ${run.added} added, ${run.updated} updated): /healthz meanwhile ${summary(seen.latencies)}, ` +
+            `max ×${fmt(Math.max(...seen.latencies) / idleMax, 1)} idle max; loop delay max ${fmt(seen.maxDelayMs, 0)} ms`,
+        );
+      }
+    } finally {
+      await server.close();
+    }
   } finally {
     await app.stop();
     await db.cleanup();

@@ -3,7 +3,6 @@
  * hold the event loop. It once took seconds (the ORM inlined megabytes of JSON into SQL text and
  * snapshotted every entity); `/healthz` and everything else waited meanwhile.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CreateConnectionDocument,
@@ -13,63 +12,19 @@ import {
 import { aliasedDescription } from '../../support/aliased-description.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
-
-/** Generous: the same work stalled the loop for 0.6–3.5 s before; it now yields every few tens of ms. */
-const MAX_STALL_MS = 1_000;
-const TOOLS = 300;
-const PAGE = 100;
-
-/** About 6 KB of schema per tool (1.8 MB for all 300); `extra` adds one argument to every tool. */
-function tool(i: number, extra: boolean): Record<string, unknown> {
-  const properties: Record<string, unknown> = {};
-  for (let p = 0; p < 40; p++)
-    properties[`field_${p}`] = {
-      type: 'string',
-      description: `Field ${p} of tool ${i}, described at some length so that the schema is large.`,
-    };
-  if (extra) properties.added_later = { type: 'string' };
-  return {
-    name: `tool_${i}`,
-    description: `Tool number ${i}${extra ? ', second version' : ''}`,
-    inputSchema: { type: 'object', properties },
-    annotations: { readOnlyHint: true },
-  };
-}
+import { startLargeToolsServer } from '../../support/large-tools-server.js';
 
 let t: TestApp;
 let admin: string;
 let workspaceId: string;
-let server: RawServerHandle;
-let version = 1;
+let server: Awaited<ReturnType<typeof startLargeToolsServer>>;
 
 beforeAll(async () => {
   t = await startTestApp();
   admin = await t.token(Role.ADMIN);
   const ws = await t.ok(CreateWorkspaceDocument, { input: { name: 'Apply stall' } }, admin);
   workspaceId = ws.createWorkspace.workspace!.id;
-  server = await startRawServer((req, res) => {
-    if (req.httpMethod !== 'POST') return void res.writeHead(405).end();
-    if (acceptNotification(req, res)) return;
-    if (req.method === 'initialize')
-      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
-    if (req.method !== 'tools/list')
-      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'no' } });
-    const params = (req.body as { params?: { cursor?: string } }).params;
-    const from = Number(params?.cursor ?? 0);
-    const tools = Array.from({ length: Math.min(PAGE, TOOLS - from) }, (_, k) => tool(from + k, version > 1));
-    sendJson(res, 200, {
-      jsonrpc: '2.0',
-      id: req.id,
-      result: { tools, ...(from + PAGE < TOOLS ? { nextCursor: String(from + PAGE) } : {}) },
-    });
-  });
+  server = await startLargeToolsServer();
   // Start the description worker first, as a running service would have.
   await t.app.services.descriptions.convert({
     text: '{"openapi":"3.0.3","paths":{}}',
@@ -83,38 +38,36 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Runs `work` while probing /healthz and the event loop; returns its result and what was seen. */
+/** Runs `work` while probing /healthz; returns its result and the statuses seen meanwhile. */
 async function watched<T>(work: () => Promise<T>) {
   const healthz = new URL('/healthz', t.url);
-  const delay = monitorEventLoopDelay({ resolution: 10 });
   const statuses: number[] = [];
-  const latencies: number[] = [];
   let done = false;
-  delay.enable();
   const probe = (async () => {
     while (!done) {
-      const t0 = performance.now();
       const res = await fetch(healthz);
       await res.arrayBuffer();
       statuses.push(res.status);
-      latencies.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
   try {
-    return { result: await work(), statuses, latencies, maxDelayMs: () => delay.max / 1e6 };
+    return { result: await work(), statuses };
   } finally {
     done = true;
     await probe;
-    delay.disable();
   }
 }
 
-function expectResponsive(seen: { statuses: number[]; latencies: number[]; maxDelayMs: () => number }) {
+/**
+ * /healthz answered, and answered 200, while the discovery ran. How long it waited (the stall this
+ * file was written for: 0.6–3.5 s before the fix) is measured by `npm run bench -- descriptions`
+ * ("/healthz meanwhile …; loop delay max", against idle, for the aliased description and for these
+ * 300 large MCP tools) and by `npm run bench -- abuse` (row 7).
+ */
+function expectResponsive(seen: { statuses: number[] }) {
   expect(seen.statuses.length).toBeGreaterThan(0);
   expect(new Set(seen.statuses)).toEqual(new Set([200]));
-  expect(Math.max(...seen.latencies)).toBeLessThan(MAX_STALL_MS);
-  expect(seen.maxDelayMs()).toBeLessThan(MAX_STALL_MS);
 }
 
 describe('discovery saving 300 operations with large schemas', () => {
@@ -138,7 +91,7 @@ describe('discovery saving 300 operations with large schemas', () => {
   }, 180_000);
 
   it('should add 300 MCP tools, then hold all 300 for review when each gains an argument, while /healthz keeps answering', async () => {
-    version = 1;
+    server.setVersion(1);
     const first = await watched(() =>
       t.ok(
         CreateConnectionDocument,
@@ -150,7 +103,7 @@ describe('discovery saving 300 operations with large schemas', () => {
     expectResponsive(first);
     const connectionId = first.result.createConnection.connection!.id;
 
-    version = 2;
+    server.setVersion(2);
     const second = await watched(() => t.ok(DiscoverDocument, { input: { connectionId } }, admin));
     expect(second.result.discover.run).toMatchObject({
       outcome: 'SUCCEEDED',
