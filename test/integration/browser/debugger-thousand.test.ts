@@ -1,12 +1,14 @@
 /**
- * The debugger page with a thousand calls on screen, in Chromium: how long the page takes to show
- * 1,000 calls arriving live and on replay, and how fast the conversation filter and scrolling
- * answer. Bounds are generous (the machine is shared); the numbers are printed for the record.
+ * The debugger page with a thousand calls on screen, in Chromium: all 1,000 calls arrive live and
+ * on replay, the conversation filter narrows to one conversation's hundred and back, and the page
+ * scrolls. How fast, against the same page with ten calls in the same run, is measured by
+ * `npm run bench -- debugger`; the numbers are printed here for the record only.
  * Skipped, with the reason printed, when no Chromium is installed.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, signInToDebugger } from '../../support/browser.js';
+import { busy, busyMeter, scrollFrame, shown } from '../../support/debugger-page.js';
 import { z } from 'zod';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
@@ -28,67 +30,6 @@ const TOOLS: PeerTool[] = [
     }),
   },
 ];
-
-type Win = {
-  document: { querySelectorAll(s: string): { length: number } };
-  performance: { now(): number };
-  requestAnimationFrame(cb: () => void): void;
-};
-
-/** Milliseconds (page clock) until `selector` matches `count` elements and a frame was painted. */
-function shown(page: Page, selector: string, count: number, timeout = 60_000): Promise<number> {
-  return page.evaluate(
-    ({ selector, count, timeout }) =>
-      new Promise<number>((resolve, reject) => {
-        const w = globalThis as unknown as Win;
-        const start = w.performance.now();
-        const check = () => {
-          if (w.document.querySelectorAll(selector).length === count)
-            return w.requestAnimationFrame(() => resolve(w.performance.now() - start));
-          if (w.performance.now() - start > timeout)
-            return reject(new Error(`${selector} never reached ${count}`));
-          setTimeout(check, 10);
-        };
-        check();
-      }),
-    { selector, count, timeout },
-  );
-}
-
-/** Time (page clock) for one scroll to the bottom and back to be painted. */
-function scrollFrame(page: Page): Promise<number> {
-  return page.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        const w = globalThis as unknown as Win & {
-          scrollTo(x: number, y: number): void;
-          document: { body: { scrollHeight: number } };
-        };
-        const start = w.performance.now();
-        w.scrollTo(0, w.document.body.scrollHeight);
-        w.requestAnimationFrame(() => {
-          w.scrollTo(0, w.document.body.scrollHeight / 2);
-          w.requestAnimationFrame(() => resolve(w.performance.now() - start));
-        });
-      }),
-  );
-}
-
-/** Adds up main-thread tasks over 50 ms (long tasks): the page must stay responsive. */
-function busyMeter(): void {
-  const g = globalThis as unknown as {
-    __busy: number;
-    PerformanceObserver: new (cb: (l: { getEntries(): { duration: number }[] }) => void) => {
-      observe(o: object): void;
-    };
-  };
-  g.__busy = 0;
-  new g.PerformanceObserver((list) => {
-    for (const e of list.getEntries()) g.__busy += e.duration;
-  }).observe({ type: 'longtask' });
-}
-
-const busy = (page: Page) => page.evaluate(() => (globalThis as unknown as { __busy: number }).__busy);
 
 async function signIn(page: Page, t: TestApp, token: string): Promise<void> {
   await page.addInitScript(busyMeter);
@@ -115,7 +56,7 @@ describe.skipIf(!hasChromium)('the debugger page with a thousand calls', () => {
     await peer?.close();
   });
 
-  it('should keep up with 1,000 calls live, replay them, and filter and scroll quickly', async () => {
+  it('should show 1,000 calls live and on replay, filter them to one conversation and back, and scroll', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     await signIn(page, t, w.customer);
     await page.waitForSelector('#conn.on', { timeout: 10_000 });
@@ -153,12 +94,6 @@ describe.skipIf(!hasChromium)('the debugger page with a thousand calls', () => {
         `${ms(liveBusy)} of long tasks while they arrived; replay ${ms(replay)} (sign-in to all shown, ${ms(replayBusy)} of long tasks); ` +
         `filter to ${CALLS_PER_TURN} ${ms(filter)}, back to ${TOTAL} ${ms(unfilter)}; scroll ${ms(scroll)}`,
     );
-    // Generous bounds: the page must keep up, not win a race on a busy machine.
-    expect(live).toBeLessThan(5_000);
-    expect(replay).toBeLessThan(15_000);
-    expect(filter).toBeLessThan(5_000);
-    expect(unfilter).toBeLessThan(15_000);
-    expect(scroll).toBeLessThan(1_000);
     await page.close();
     await again.close();
   }, 180_000);
