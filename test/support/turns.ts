@@ -9,9 +9,9 @@ import {
   ConnectionOperationsDocument,
   SetConnectedToolsDocument,
 } from '../generated/graphql.js';
-import { Role, type TestApp } from './app.js';
+import { Role, startTestApp, type TestApp } from './app.js';
 import { rawId } from './ids.js';
-import type { PeerTool } from './mcp-servers.js';
+import { startSdkServer, type PeerTool, type SdkServerHandle } from './mcp-servers.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -91,6 +91,34 @@ export async function buildWorld(
     timeoutMs: timeoutMs ?? null,
     credential: credential ?? null,
   });
+}
+
+/** A test app, a stateless SDK peer serving {@link CRM_TOOLS}, and one world connected to it. */
+export interface CrmFixture {
+  t: TestApp;
+  peer: SdkServerHandle;
+  w: World;
+  stop(): Promise<void>;
+}
+
+/** The fixture most turn and ops tests start from: every CRM tool enabled and connected. */
+export async function startCrmWorld(
+  name = 'CRM',
+  appOptions?: Parameters<typeof startTestApp>[0],
+): Promise<CrmFixture> {
+  const t = await startTestApp(appOptions);
+  const peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
+  const w = await buildWorld(t, peer.url, name);
+  await connectTools(t, w);
+  return {
+    t,
+    peer,
+    w,
+    stop: async () => {
+      await t.stop();
+      await peer.close();
+    },
+  };
 }
 
 /**

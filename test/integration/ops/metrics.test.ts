@@ -2,13 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../support/wait.js';
 import { DiscoverDocument } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
-import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { parsePrometheus, valueOf, type Sample } from '../../support/prometheus.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
-import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
+import { begin, call, startCrmWorld, type CrmFixture, type World } from '../../support/turns.js';
 
 let t: TestApp;
-let peer: SdkServerHandle;
 let w: World;
 
 const metricsUrl = (app: TestApp) => new URL('/metrics', app.url).toString();
@@ -20,17 +18,14 @@ async function scrape(app: TestApp, token: string | null): Promise<Sample[]> {
   return parsePrometheus(await res.text());
 }
 
+let fixture: CrmFixture;
+
 beforeAll(async () => {
-  t = await startTestApp();
-  peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
-  w = await buildWorld(t, peer.url, 'CRM');
-  await connectTools(t, w);
+  fixture = await startCrmWorld('CRM');
+  ({ t, w } = fixture);
 });
 
-afterAll(async () => {
-  await t.stop();
-  await peer.close();
-});
+afterAll(() => fixture.stop());
 
 describe('GET /metrics (METRICS=token, the default)', () => {
   it('should answer 401 without a token and 403 to a customer or runtime token', async () => {

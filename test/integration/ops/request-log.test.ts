@@ -4,12 +4,10 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../support/wait.js';
 import { TurnEventsDocument } from '../../generated/graphql.js';
-import { startTestApp, type TestApp } from '../../support/app.js';
-import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
-import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
+import type { TestApp } from '../../support/app.js';
+import { begin, call, startCrmWorld, type CrmFixture, type World } from '../../support/turns.js';
 
 let t: TestApp;
-let peer: SdkServerHandle;
 let w: World;
 
 interface Line {
@@ -43,17 +41,14 @@ async function post(body: unknown, headers: Record<string, string>): Promise<Res
   });
 }
 
+let fixture: CrmFixture;
+
 beforeAll(async () => {
-  t = await startTestApp({ captureLogs: true });
-  peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
-  w = await buildWorld(t, peer.url, 'CRM');
-  await connectTools(t, w);
+  fixture = await startCrmWorld('CRM', { captureLogs: true });
+  ({ t, w } = fixture);
 });
 
-afterAll(async () => {
-  await t.stop();
-  await peer.close();
-});
+afterAll(() => fixture.stop());
 
 describe('request ids', () => {
   it('should echo a sane x-request-id and replace an unsafe or overlong one', async () => {

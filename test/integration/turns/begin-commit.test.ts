@@ -5,10 +5,9 @@
  * before it is durable.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/app.js';
+import type { TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
-import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
-import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
+import { begin, call, startCrmWorld, type CrmFixture, type World } from '../../support/turns.js';
 
 interface PgClient {
   query(text: string): Promise<{ rows: Record<string, unknown>[] }>;
@@ -20,20 +19,16 @@ interface KnexClient {
 }
 
 let t: TestApp;
-let peer: SdkServerHandle;
 let w: World;
 
+let fixture: CrmFixture;
+
 beforeAll(async () => {
-  t = await startTestApp();
-  peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
-  w = await buildWorld(t, peer.url, 'CRM');
-  await connectTools(t, w);
+  fixture = await startCrmWorld('CRM');
+  ({ t, w } = fixture);
 });
 
-afterAll(async () => {
-  await t.stop();
-  await peer.close();
-});
+afterAll(() => fixture.stop());
 
 describe("beginTurn's commit", () => {
   it('should leave every pooled connection committing synchronously, and its turns usable at once', async () => {

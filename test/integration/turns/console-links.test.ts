@@ -5,25 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DisableDocument, EnableDocument } from '../../generated/graphql.js';
-import { startTestApp, type TestApp } from '../../support/app.js';
-import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
-import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
+import type { TestApp } from '../../support/app.js';
+import { begin, call, startCrmWorld, type CrmFixture, type World } from '../../support/turns.js';
 
 let t: TestApp;
-let peer: SdkServerHandle;
 let w: World;
 
+let fixture: CrmFixture;
+
 beforeAll(async () => {
-  t = await startTestApp();
-  peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
-  w = await buildWorld(t, peer.url, 'Links');
-  await connectTools(t, w);
+  fixture = await startCrmWorld('Links');
+  ({ t, w } = fixture);
 });
 
-afterAll(async () => {
-  await t.stop();
-  await peer.close();
-});
+afterAll(() => fixture.stop());
 
 interface LedgerRow {
   operationKey: string;
