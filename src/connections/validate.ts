@@ -13,7 +13,6 @@ export interface FieldProblem {
   code: string;
 }
 
-export { MAX_DESCRIPTION_BYTES };
 export const MAX_KEY_LENGTH = 8192;
 export const MIN_TIMEOUT_MS = MIN_CALL_TIMEOUT_MS;
 export const MAX_TIMEOUT_MS = MAX_CALL_TIMEOUT_MS;

@@ -22,8 +22,6 @@ import pg from 'pg';
 import type { Logger } from '../logger.js';
 import { uuidv7Floor } from './ids.js';
 
-export { uuidv7Floor };
-
 export const DAY_MS = 86_400_000;
 /** Days created ahead of today (UTC), so that midnight never finds its partition missing. */
 export const DEFAULT_PARTITION_AHEAD_DAYS = 2;

@@ -6,9 +6,11 @@
 import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../operations/types.js';
 import { replyError, transportError } from './failures.js';
-import { asksForSession, type McpSessions } from './session.js';
+import { asksForSession } from './outcome.js';
+import type { McpSessions } from './session.js';
 import { ToolCollector } from './tool-mapping.js';
-import { isObject, type McpTransport, type Reply, type Wire } from './transport.js';
+import { isObject } from '../operations/types.js';
+import type { McpTransport, Reply, Wire } from './transport.js';
 import {
   McpClientError,
   McpErrorCode,

@@ -6,9 +6,9 @@
  * single handshake, shared by every call waiting at that moment, keeps the `Mcp-Session-Id`.
  * Discovery runs a handshake of its own and never touches the sessions calls use.
  */
-import { isObject, type McpTransport, type Reply } from './transport.js';
+import type { McpTransport, Reply } from './transport.js';
 import { replyError, transportError } from './failures.js';
-import type { JsonObject } from '../operations/types.js';
+import { isObject, type JsonObject } from '../operations/types.js';
 import {
   McpClientError,
   McpErrorCode,
@@ -18,7 +18,6 @@ import {
   type McpEndpoint,
 } from './types.js';
 import { isLegacyVersion, LEGACY_VERSIONS, REQUESTED_LEGACY_VERSION } from './versions.js';
-import { asksForSession } from './outcome.js';
 
 /** `Mcp-Session-Id` must be visible ASCII (0x21–0x7E); we also bound its length. */
 const SESSION_ID = /^[\x21-\x7e]{1,4096}$/;
@@ -32,8 +31,6 @@ interface SessionState {
   /** The handshake in flight, shared by every call that needs it. */
   pending: Promise<string | undefined> | null;
 }
-
-export { asksForSession };
 
 export interface Handshake {
   result: InitializeResult;

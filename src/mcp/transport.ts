@@ -28,7 +28,6 @@ import type { JsonValue } from '../operations/types.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import type { McpEndpoint, McpSettings, ProtocolProblem, RpcErrorInfo } from './types.js';
 import { isObject } from '../operations/types.js';
-export { isObject };
 
 /** Bytes of an error body read for its excerpt; the rest is discarded. */
 const EXCERPT_READ_BYTES = 4 * 1024; // 4 KiB

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { uuidv7 } from '../../../src/db/ids.js';
+import { uuidv7, uuidv7Floor } from '../../../src/db/ids.js';
 import {
   DAY_MS,
   createDayStatements,
@@ -8,7 +8,6 @@ import {
   partitionDay,
   partitionName,
   planPartitions,
-  uuidv7Floor,
 } from '../../../src/db/partitions.js';
 
 const DEC_1 = Date.UTC(2026, 11, 1);
