@@ -40,7 +40,14 @@ export interface Scrubber {
   json<T>(value: T): T;
 }
 
-const FILTER_SIZE = 1 << 16;
+/**
+ * The prefilter is sized to the grams, at least 16 slots each (mostly empty, so a miss is one byte
+ * read), within these bounds: a scrubber is built per call, and zeroing a fixed 64 KiB for one key
+ * of 40 characters (about 300 grams, 8 KiB) cost more than scanning its answer.
+ */
+const MIN_FILTER_SIZE = 1 << 8;
+const MAX_FILTER_SIZE = 1 << 16;
+const FILTER_SLOTS_PER_GRAM = 16;
 const BASE = 0x01000193; // FNV prime as the polynomial base
 
 /** Math.imul-based polynomial hash of `s[from, from + FRAGMENT)`. */
@@ -83,10 +90,23 @@ export function secretForms(secret: string): string[] {
   return [...forms];
 }
 
+/** A scrubber with nothing to scrub: what `makeScrubber` returns when no secret can be scrubbed. */
+export const NO_SECRETS: Scrubber = {
+  active: false,
+  text: (text) => text,
+  hits: () => false,
+  json: <T>(value: T): T => value,
+};
+
+/** The smallest power of two with `FILTER_SLOTS_PER_GRAM` slots per gram, within the bounds. */
+function filterSize(grams: number): number {
+  let size = MIN_FILTER_SIZE;
+  while (size < grams * FILTER_SLOTS_PER_GRAM && size < MAX_FILTER_SIZE) size *= 2;
+  return size;
+}
+
 export function makeScrubber(secrets: readonly (string | null | undefined)[]): Scrubber {
   const grams = new Map<number, string[]>();
-  // A first, cheap look at the low bits of the hash before the map.
-  const filter = new Uint8Array(FILTER_SIZE);
   const wholes: string[] = [];
   for (const secret of secrets) {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
@@ -99,13 +119,18 @@ export function makeScrubber(secrets: readonly (string | null | undefined)[]): S
         const gram = form.slice(i, i + FRAGMENT);
         const h = hashAt(form, i);
         const list = grams.get(h);
-        filter[h & (FILTER_SIZE - 1)] = 1;
         if (!list) grams.set(h, [gram]);
         else if (!list.includes(gram)) list.push(gram);
       }
     }
   }
   const active = grams.size > 0 || wholes.length > 0;
+  // Nothing to scrub (a connection without a credential): the one shared inactive scrubber.
+  if (!active) return NO_SECRETS;
+  // A first, cheap look at the low bits of the hash before the map.
+  const mask = filterSize(grams.size) - 1;
+  const filter = new Uint8Array(mask + 1);
+  for (const h of grams.keys()) filter[h & mask] = 1;
 
   /** Sorted, merged [start, end) runs of secret text. */
   function runs(text: string): [number, number][] {
@@ -113,7 +138,7 @@ export function makeScrubber(secrets: readonly (string | null | undefined)[]): S
     if (grams.size > 0 && text.length >= FRAGMENT) {
       let h = hashAt(text, 0);
       for (let i = 0; ; i++) {
-        const list = filter[h & (FILTER_SIZE - 1)] === 1 ? grams.get(h) : undefined;
+        const list = filter[h & mask] === 1 ? grams.get(h) : undefined;
         if (list && list.some((g) => text.startsWith(g, i))) {
           const last = marks[marks.length - 1];
           if (last && last[1] >= i) last[1] = i + FRAGMENT;
@@ -201,6 +226,3 @@ function isHigh(code: number): boolean {
 function isLow(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
-
-/** A scrubber with nothing to scrub. */
-export const NO_SECRETS: Scrubber = makeScrubber([]);

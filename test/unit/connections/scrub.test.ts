@@ -126,6 +126,19 @@ describe('makeScrubber', () => {
     const value = { a: [text] };
     expect(NO_SECRETS.json(value)).toBe(value);
     expect(makeScrubber([null, undefined, '']).active).toBe(false);
+    expect(makeScrubber([])).toBe(NO_SECRETS);
+    expect(makeScrubber(['abc'])).toBe(NO_SECRETS);
+  });
+
+  it('finds every one of many secrets (a prefilter at its largest) and leaves other text alone', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `secret-${i}-${'q'.repeat(i % 7)}-${i * 7919}`);
+    const s = makeScrubber(many);
+    for (const secret of [many[0]!, many[499]!, many[999]!]) {
+      expect(s.text(`<${secret}>`)).toBe(`<${REDACTED}>`);
+      expect(s.hits(`x${secret.slice(2, 10)}x`)).toBe(true);
+    }
+    const plain = 'nothing secret here, just words and 1234567890';
+    expect(s.text(plain)).toBe(plain);
   });
 
   it('scans 2 MiB of text once, linearly', () => {
