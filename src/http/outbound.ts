@@ -11,7 +11,7 @@
  *   refused. IP literals in the URL are checked before sending, because `net.connect` skips the
  *   lookup for them;
  * - header names are tokens and header values hold no CR, LF or NUL;
- * - one deadline (`timeoutMs`, an `AbortSignal.timeout`) covers connect, headers and the whole body;
+ * - one deadline (`timeoutMs`, one timer per request) covers connect, headers and the whole body;
  * - the body is counted while it streams and cut at `maxBodyBytes`: it is never buffered first.
  *
  * Errors are `OutboundError`s with a stable `code` and a message that names the host only: never a
@@ -403,18 +403,40 @@ export class OutboundClient {
    * caller decides what a 4xx or 5xx means. The deadline keeps running while the body is read.
    */
   async request(url: string | URL, init: OutboundRequestInit = {}): Promise<OutboundResponse> {
-    let target = this.checkUrl(url);
-    let headers = init.headers ?? {};
+    const target = this.checkUrl(url);
+    const headers = init.headers ?? {};
     checkHeaders(headers, target.hostname);
-    let method = init.method ?? 'GET';
-    let body = init.body ?? null;
+    const method = init.method ?? 'GET';
+    const body = init.body ?? null;
     const maxBodyBytes = init.maxBodyBytes ?? this.maxBodyBytes;
     const maxRedirects = init.maxRedirects ?? this.maxRedirects;
     const timeoutMs = init.timeoutMs ?? this.timeoutMs;
 
     if (init.signal?.aborted) throw aborted(target.hostname, init.signal.reason);
     const deadline = new Deadline(target.hostname, timeoutMs, init.signal);
+    try {
+      return await this.#follow(target, { method, headers, body, maxBodyBytes, maxRedirects }, deadline);
+    } catch (err) {
+      deadline.end();
+      throw err;
+    }
+  }
 
+  /** The hops of one request; resolves with the final answer, its body still to read. */
+  async #follow(
+    first: URL,
+    init: {
+      method: string;
+      headers: Record<string, string>;
+      body: string | Buffer | null;
+      maxBodyBytes: number;
+      maxRedirects: number;
+    },
+    deadline: Deadline,
+  ): Promise<OutboundResponse> {
+    let target = first;
+    let { method, headers, body } = init;
+    const { maxBodyBytes, maxRedirects } = init;
     for (let hop = 0; ; hop++) {
       let res: Dispatcher.ResponseData;
       const options: Dispatcher.RequestOptions = {
@@ -494,30 +516,51 @@ export class OutboundClient {
 function noop(): void {}
 
 /**
- * One request's deadline across its redirect hops: `AbortSignal.timeout`, joined with the caller's
- * signal by `AbortSignal.any`, is the signal undici gets (it aborts the connect wait, the headers
- * and the body alike). It also names what ended the request: the deadline is `TIMEOUT`, the
- * caller's signal `ABORTED`, anything else is translated by `translateError`.
+ * One request's deadline across its redirect hops: one timer, and the signal undici gets (it aborts
+ * the connect wait, the headers and the body alike), which the caller's signal aborts too. It also
+ * names what ended the request: the deadline is `TIMEOUT`, the caller's signal `ABORTED`, anything
+ * else is translated by `translateError`.
+ *
+ * `end()` (the body read, drained or failed) stops the timer. `AbortSignal.timeout` would do the
+ * same job, but costs more than a whole call's parsing to create (a weakly held timer per signal),
+ * and each one fires at its deadline, long after the call, with a `DOMException` and its stack.
  */
 class Deadline {
   /** The host of the current hop, for messages. */
   host: string;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
-  readonly #timeout: AbortSignal;
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
   readonly #caller: AbortSignal | undefined;
+  readonly #onCallerAbort: (() => void) | undefined;
+  #timedOut = false;
 
   constructor(host: string, timeoutMs: number, caller: AbortSignal | undefined) {
     this.host = host;
     this.timeoutMs = timeoutMs;
-    this.#timeout = AbortSignal.timeout(timeoutMs);
+    this.signal = this.#controller.signal;
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.#controller.abort();
+    }, timeoutMs).unref();
     this.#caller = caller;
-    this.signal = caller ? AbortSignal.any([caller, this.#timeout]) : this.#timeout;
+    if (caller) {
+      this.#onCallerAbort = () => this.#controller.abort(caller.reason);
+      caller.addEventListener('abort', this.#onCallerAbort, { once: true });
+    }
   }
 
-  /** The failure an error stands for, given what (if anything) aborted the request. */
+  /** The request is over (its body read, drained or failed): the timer and the caller's listener go. */
+  end(): void {
+    clearTimeout(this.#timer);
+    if (this.#onCallerAbort) this.#caller?.removeEventListener('abort', this.#onCallerAbort);
+  }
+
+  /** The failure an error stands for, given what (if anything) aborted the request. Ends the request. */
   failure(err: unknown): OutboundError {
-    if (this.#timeout.aborted) {
+    this.end();
+    if (this.#timedOut) {
       return new OutboundError(
         OutboundErrorCode.TIMEOUT,
         `request to ${this.host} timed out after ${this.timeoutMs} ms`,
@@ -639,6 +682,7 @@ class CappedResponse implements OutboundResponse {
       }
       complete = true;
     } finally {
+      this.#deadline.end();
       // Without a listener, undici reports the destroy as an uncaught 'error'.
       if (!complete) raw.on('error', noop).destroy();
     }
@@ -652,6 +696,8 @@ class CappedResponse implements OutboundResponse {
         return await this.#raw.text();
       } catch (err) {
         throw this.#deadline.failure(err);
+      } finally {
+        this.#deadline.end();
       }
     }
     const chunks: Buffer[] = [];
@@ -683,6 +729,8 @@ class CappedResponse implements OutboundResponse {
       await this.#raw.dump({ limit: DUMP_LIMIT_BYTES });
     } catch {
       // Draining is best effort: a body that fails here is already gone.
+    } finally {
+      this.#deadline.end();
     }
   }
 }

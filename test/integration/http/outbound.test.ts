@@ -1,11 +1,17 @@
 /**
  * The outbound client against real sockets on loopback: the refusals and bounds that need a peer.
  */
+import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OutboundClient, OutboundError, type OutboundOptions } from '../../../src/http/outbound.js';
+import {
+  OutboundClient,
+  OutboundError,
+  type OutboundOptions,
+  type OutboundResponse,
+} from '../../../src/http/outbound.js';
 import { waitUntil } from '../../support/wait.js';
 
 interface Peer {
@@ -347,6 +353,49 @@ describe('OutboundClient over loopback', () => {
     setTimeout(() => controller.abort(), 50);
     const err = await failure(client().request(`${p.url}/`, { signal: controller.signal }));
     expect(err.code).toBe('ABORTED');
+  });
+
+  it("should let go of the caller's signal once a body is read, drained or cut, or the request fails", async () => {
+    const p = await peer((req, res) => {
+      if (req.url === '/chunked') {
+        res.write('a');
+        res.end('b');
+      } else if (req.url === '/big') res.end('x'.repeat(2048));
+      else res.end('ok');
+    });
+    const c = client();
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const listeners = (): number => getEventListeners(signal, 'abort').length;
+    const ended: [string, (res: OutboundResponse) => Promise<unknown>][] = [
+      ['text with a length', (res) => res.text()],
+      ['text without one', (res) => res.text()],
+      ['dump', (res) => res.dump()],
+      [
+        'iterate',
+        async (res) => {
+          for await (const chunk of res.body) void chunk;
+        },
+      ],
+      [
+        'break out of the iteration',
+        async (res) => {
+          for await (const chunk of res.body) if (chunk) break;
+        },
+      ],
+    ];
+    for (const [what, read] of ended) {
+      const res = await c.request(`${p.url}/${what === 'text with a length' ? 'ok' : 'chunked'}`, { signal });
+      expect({ what, listening: listeners() }).toEqual({ what, listening: 1 });
+      await read(res);
+      expect({ what, listening: listeners() }).toEqual({ what, listening: 0 });
+    }
+    const big = await c.request(`${p.url}/big`, { signal, maxBodyBytes: 1024 });
+    expect((await failure(big.text())).code).toBe('BODY_TOO_LARGE');
+    expect(listeners()).toBe(0);
+    expect((await failure(c.request(`http://127.0.0.1:1/`, { signal }))).code).toBe('CONNECT_FAILED');
+    expect(listeners()).toBe(0);
+    expect(controller.signal.aborted).toBe(false);
   });
 
   it('should parse JSON and refuse invalid JSON with INVALID_JSON', async () => {
