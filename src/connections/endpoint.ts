@@ -4,7 +4,8 @@ import { CredentialKind } from './connection.entity.js';
 import { credentialAad } from './connection.service.js';
 import { AppError } from '../errors.js';
 import { isKeyCredential, mayCarryKey, originOf } from './key-origins.js';
-import { makeScrubber, type Scrubber } from './scrub.js';
+import { makeScrubber, NO_SECRETS, type Scrubber } from './scrub.js';
+import type { SecretBox } from './secrets.js';
 
 /** What reaching a connection needs: a Connection entity, or the tool cache's snapshot of one. */
 export interface ConnectionTarget {
@@ -28,6 +29,46 @@ export function openSecret(services: EndpointDeps, target: ConnectionTarget): st
   return target.credentialSecret
     ? services.secrets.open(target.credentialSecret, credentialAad(target.id))
     : null;
+}
+
+/** A key connection's key, opened, and the scrubber of it (DESIGN.md rule 15). */
+export interface OpenedKey {
+  /** Null for a connection without a key (NONE, OAUTH). Never log it. */
+  key: string | null;
+  /** Every form of the key, for what the connection's servers send back. */
+  scrubber: Scrubber;
+}
+
+/** Opened keys kept per process: enough for the connections a busy instance calls. */
+export const OPENED_KEYS_KEPT = 256;
+const NO_KEY: OpenedKey = { key: null, scrubber: NO_SECRETS };
+/**
+ * Per SecretBox, by connection id and sealed value: the same pair always opens to the same key
+ * (the id is the sealed value's associated data, so a value copied to another connection is
+ * still refused by `open`).
+ */
+const openedKeys = new WeakMap<SecretBox, Map<string, OpenedKey>>();
+
+/**
+ * `openSecret` and the key's scrubber for the turn path, which would otherwise open the key
+ * (AES-GCM) and build its scrubber (every form, every 8-character window) on every call. Kept by
+ * sealed value, so a changed credential (a new sealed value) is opened afresh whatever the tool
+ * cache holds; at most `OPENED_KEYS_KEPT`, the oldest dropped first. The process holds the key
+ * that opens every sealed value anyway; what is kept never leaves it. Throws like `openSecret`.
+ */
+export function openedKey(services: EndpointDeps, target: ConnectionTarget): OpenedKey {
+  const sealed = target.credentialSecret;
+  if (!isKeyCredential(target.credentialKind) || !sealed) return NO_KEY;
+  let kept = openedKeys.get(services.secrets);
+  if (!kept) openedKeys.set(services.secrets, (kept = new Map()));
+  const id = `${target.id}:${sealed}`;
+  const hit = kept.get(id);
+  if (hit) return hit;
+  const key = openSecret(services, target);
+  const opened: OpenedKey = { key, scrubber: key === null ? NO_SECRETS : makeScrubber([key]) };
+  if (kept.size >= OPENED_KEYS_KEPT) kept.delete(kept.keys().next().value!);
+  kept.set(id, opened);
+  return opened;
 }
 
 /** The error code of a request the key may not go with: its origin is not one the key was given for. */
@@ -57,9 +98,11 @@ export function credentialHeaders(
   services: EndpointDeps,
   target: ConnectionTarget,
   url: string,
+  /** The key when the caller opened it already (`openedKey`). */
+  opened?: string | null,
 ): Record<string, string> {
   assertKeyMayGo(target, url);
-  const secret = openSecret(services, target);
+  const secret = opened === undefined ? openSecret(services, target) : opened;
   if (secret === null) return {};
   if (target.credentialKind === CredentialKind.HEADER && target.credentialHeaderName)
     return { [target.credentialHeaderName]: secret };
@@ -70,10 +113,15 @@ export function credentialHeaders(
  * How the MCP client reaches a connection: address, credential, timeout, session key. Throws
  * `KEY_ORIGIN_NOT_GIVEN` when the connection's key was not given for the endpoint's origin.
  */
-export function mcpEndpoint(services: EndpointDeps, target: ConnectionTarget): McpEndpoint {
+export function mcpEndpoint(
+  services: EndpointDeps,
+  target: ConnectionTarget,
+  /** The key when the caller opened it already (`openedKey`). */
+  opened?: string | null,
+): McpEndpoint {
   assertKeyMayGo(target, target.endpointUrl ?? '');
   let auth: McpAuth = { kind: 'none' };
-  const secret = openSecret(services, target);
+  const secret = opened === undefined ? openSecret(services, target) : opened;
   if (secret !== null && target.credentialKind === CredentialKind.BEARER)
     auth = { kind: 'bearer', token: secret };
   if (secret !== null && target.credentialKind === CredentialKind.HEADER && target.credentialHeaderName) {

@@ -7,11 +7,17 @@
  */
 import type { TraceContext } from './trace.js';
 import { ConnectionKind, CredentialKind } from '../connections/connection.entity.js';
-import { connectionSecrets, credentialHeaders, keyRefusal, mcpEndpoint } from '../connections/endpoint.js';
+import {
+  connectionSecrets,
+  credentialHeaders,
+  keyRefusal,
+  mcpEndpoint,
+  openedKey,
+} from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { bearerChallenge } from '../oauth/challenge.js';
 import { isOutboundError } from '../http/outbound.js';
-import type { CallToolOutcome, ServerNotification } from '../mcp/client.js';
+import type { CallToolOutcome, McpEndpoint, ServerNotification } from '../mcp/client.js';
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
@@ -26,7 +32,6 @@ async function callOpenApi(
   op: CachedOperation,
   tool: string,
   args: JsonObject,
-  scrubber: Scrubber,
   trace: TraceContext | null,
 ): Promise<CallResult> {
   const started = performance.now();
@@ -35,9 +40,11 @@ async function callOpenApi(
   const { request } = built;
   const refused = keyRefused(op, tool, request.url);
   if (refused) return refused;
+  // The answer must not echo the key to the model or the records (OpenAPI has no OAuth).
+  const { key, scrubber } = openedKey(services, op.connection);
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5', ...request.headers };
   if (request.contentType) headers['content-type'] = request.contentType;
-  Object.assign(headers, credentialHeaders(services, op.connection, request.url));
+  Object.assign(headers, credentialHeaders(services, op.connection, request.url, key));
   if (trace) Object.assign(headers, trace);
   const timeoutMs = op.connection.timeoutMs ?? services.config.outbound.timeoutMs;
   const maxChars = services.config.toolResultMaxChars;
@@ -149,44 +156,18 @@ export async function dispatch(
   if (!check.ok) return failure(CallStatus.REJECTED, uncheckableMessage(tool, check.reason));
   const verdict = check.validate(args);
   if (!verdict.ok) return failure(CallStatus.REJECTED, rejectionMessage(tool, verdict.problems));
-  // Whatever credential this call sends, the answer must not echo it to the model or the records:
-  // every text the server sends is scrubbed before it is cut, stored or returned. The stored
-  // secrets are read while the call runs.
-  // If the stored OAuth secrets cannot be read, the token this call sent is still scrubbed.
-  const stored = connectionSecrets(services, op.connection).catch((err: unknown) => {
-    services.logger.warn({ err, connectionId: op.connection.id }, 'could not read the secrets to scrub');
-    return [] as string[];
-  });
-  const seen: string[] = [];
-  const scrubber = async (): Promise<Scrubber> => makeScrubber([...(await stored), ...seen]);
-  if (op.connection.kind === ConnectionKind.OPENAPI)
-    return callOpenApi(services, op, tool, args, await scrubber(), trace);
+  if (op.connection.kind === ConnectionKind.OPENAPI) return callOpenApi(services, op, tool, args, trace);
   const refused = keyRefused(op, tool, op.connection.endpointUrl ?? '');
   if (refused) return refused;
-  const endpoint = mcpEndpoint(services, op.connection);
-  const getAuthHeaders = endpoint.getAuthHeaders;
-  if (getAuthHeaders) {
-    endpoint.getAuthHeaders = async () => {
-      const headers = await getAuthHeaders();
-      seen.push(...bearerValues(headers));
-      return headers;
-    };
-  }
-  // Progress and log lines are scrubbed like the answer; a token renewed mid-call joins the rule.
-  // The stored secrets are read while the call runs (not awaited: no added latency); lines that
-  // come before they are known are scrubbed of what this call sent.
-  let storedSecrets: string[] | null = null;
-  void stored.then((list) => (storedSecrets = list));
-  let lineScrubber: Scrubber | null = null;
-  let scrubbedFor = '';
-  const scrubText = (text: string): string => {
-    const state = `${storedSecrets === null ? 0 : 1}:${seen.length}`;
-    if (!lineScrubber || scrubbedFor !== state) {
-      lineScrubber = makeScrubber([...(storedSecrets ?? []), ...seen]);
-      scrubbedFor = state;
-    }
-    return lineScrubber.text(text);
-  };
+  // Whatever credential this call sends, the answer must not echo it to the model or the records:
+  // every text the server sends is scrubbed before it is cut, stored or returned.
+  const opened = openedKey(services, op.connection);
+  const endpoint = mcpEndpoint(services, op.connection, opened.key);
+  const secrets =
+    op.connection.credentialKind === CredentialKind.OAUTH
+      ? oauthSecrets(services, op, endpoint)
+      : { final: async () => opened.scrubber, line: () => opened.scrubber, seen: [] };
+  const scrubText = (text: string): string => secrets.line().text(text);
   const notify = onNotification ? (n: ServerNotification) => onNotification(n, scrubText) : undefined;
   let outcome = await services.mcp.callTool(endpoint, op.name, args, {
     risk: op.risk,
@@ -208,12 +189,59 @@ export async function dispatch(
       idempotent: op.idempotent,
     }).retry
   ) {
-    outcome = await retryWithRenewedToken(services, op, args, outcome, seen, notify, trace);
+    outcome = await retryWithRenewedToken(services, op, args, outcome, secrets.seen, notify, trace);
   }
   const stepUp = await stepUpAfterRefusal(services, op, outcome);
   if (stepUp !== null)
     return { ...failure(CallStatus.UNAVAILABLE, stepUpMessage(tool)), ...callCounts(outcome) };
-  return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await scrubber());
+  return fromMcpOutcome(tool, outcome, services.config.toolResultMaxChars, await secrets.final());
+}
+
+/** What scrubs one call's answer (`final`) and its progress and log lines (`line`). */
+interface CallScrubbers {
+  final: () => Promise<Scrubber>;
+  line: () => Scrubber;
+  /** The tokens this call sent (OAuth): a renewal adds its token. */
+  seen: string[];
+}
+
+/**
+ * The scrubbers of a signed-in connection's call: its OAuth secrets, read while the call runs,
+ * and every token the call sends (a token renewed mid-call joins the rule). `final` waits for the
+ * stored secrets; `line` (progress and log lines) does not: lines that come before they are known
+ * are scrubbed of what this call sent. If the stored secrets cannot be read, the tokens this call
+ * sent are still scrubbed.
+ */
+function oauthSecrets(services: TurnDeps, op: CachedOperation, endpoint: McpEndpoint): CallScrubbers {
+  const stored = connectionSecrets(services, op.connection).catch((err: unknown) => {
+    services.logger.warn({ err, connectionId: op.connection.id }, 'could not read the secrets to scrub');
+    return [] as string[];
+  });
+  const seen: string[] = [];
+  const getAuthHeaders = endpoint.getAuthHeaders;
+  if (getAuthHeaders) {
+    endpoint.getAuthHeaders = async () => {
+      const headers = await getAuthHeaders();
+      seen.push(...bearerValues(headers));
+      return headers;
+    };
+  }
+  let storedSecrets: string[] | null = null;
+  void stored.then((list) => (storedSecrets = list));
+  let lineScrubber: Scrubber | null = null;
+  let scrubbedFor = '';
+  return {
+    seen,
+    final: async () => makeScrubber([...(await stored), ...seen]),
+    line: () => {
+      const state = `${storedSecrets === null ? 0 : 1}:${seen.length}`;
+      if (!lineScrubber || scrubbedFor !== state) {
+        lineScrubber = makeScrubber([...(storedSecrets ?? []), ...seen]);
+        scrubbedFor = state;
+      }
+      return lineScrubber;
+    },
+  };
 }
 
 /**
