@@ -17,6 +17,7 @@
  * Errors are `OutboundError`s with a stable `code` and a message that names the host only: never a
  * header value, a query string or a path, which may all carry credentials.
  */
+import { EventEmitter } from 'node:events';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -142,6 +143,9 @@ export function classifyAddress(address: string): string {
   }
   return (parsed as ipaddr.IPv4).range();
 }
+
+/** Addresses kept parsed and checked per client (the table is emptied when full). */
+const CHECKED_URLS_KEPT = 256;
 
 /** Classification is a few microseconds; IP-literal URLs repeat on every call, so keep a few. */
 const rangeCache = new Map<string, string>();
@@ -300,6 +304,8 @@ export class OutboundClient {
   readonly allowLoopback: boolean;
   readonly #rules: HostRule[];
   readonly #agent: Agent;
+  /** Addresses that passed `checkUrl`, parsed (shared by requests: never changed). */
+  readonly #checkedUrls = new Map<string, URL>();
 
   constructor(options: OutboundOptions = {}) {
     const {
@@ -398,12 +404,28 @@ export class OutboundClient {
   }
 
   /**
+   * `checkUrl` for a request. The same few addresses are called again and again: each is parsed
+   * and judged once. The verdict depends on the address and this client's options alone (names
+   * are judged at connect time, after DNS, on every new connection).
+   */
+  #checkedUrl(input: string | URL): URL {
+    if (typeof input !== 'string') return this.checkUrl(input);
+    let url = this.#checkedUrls.get(input);
+    if (url === undefined) {
+      url = this.checkUrl(input);
+      if (this.#checkedUrls.size >= CHECKED_URLS_KEPT) this.#checkedUrls.clear();
+      this.#checkedUrls.set(input, url);
+    }
+    return url;
+  }
+
+  /**
    * Sends one request and resolves once the response headers arrive, following redirects (each hop
    * re-checked; cross-origin hops drop every header but a few safe ones). Any status resolves: the
    * caller decides what a 4xx or 5xx means. The deadline keeps running while the body is read.
    */
   async request(url: string | URL, init: OutboundRequestInit = {}): Promise<OutboundResponse> {
-    const target = this.checkUrl(url);
+    const target = this.#checkedUrl(url);
     const headers = init.headers ?? {};
     checkHeaders(headers, target.hostname);
     const method = init.method ?? 'GET';
@@ -516,6 +538,21 @@ export class OutboundClient {
 function noop(): void {}
 
 /**
+ * What undici is given to abort a request: an `EventEmitter` (undici takes one in place of an
+ * `AbortSignal`) that emits `abort` once. An `AbortSignal` (an `EventTarget`) and its listeners
+ * cost a few microseconds more per request, on the path of every call.
+ */
+class DeadlineSignal extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+/**
  * One request's deadline across its redirect hops: one timer, and the signal undici gets (it aborts
  * the connect wait, the headers and the body alike), which the caller's signal aborts too. It also
  * names what ended the request: the deadline is `TIMEOUT`, the caller's signal `ABORTED`, anything
@@ -529,8 +566,7 @@ class Deadline {
   /** The host of the current hop, for messages. */
   host: string;
   readonly timeoutMs: number;
-  readonly signal: AbortSignal;
-  readonly #controller = new AbortController();
+  readonly signal = new DeadlineSignal();
   readonly #timer: NodeJS.Timeout;
   readonly #caller: AbortSignal | undefined;
   readonly #onCallerAbort: (() => void) | undefined;
@@ -539,14 +575,13 @@ class Deadline {
   constructor(host: string, timeoutMs: number, caller: AbortSignal | undefined) {
     this.host = host;
     this.timeoutMs = timeoutMs;
-    this.signal = this.#controller.signal;
     this.#timer = setTimeout(() => {
       this.#timedOut = true;
-      this.#controller.abort();
+      this.signal.abort();
     }, timeoutMs).unref();
     this.#caller = caller;
     if (caller) {
-      this.#onCallerAbort = () => this.#controller.abort(caller.reason);
+      this.#onCallerAbort = () => this.signal.abort();
       caller.addEventListener('abort', this.#onCallerAbort, { once: true });
     }
   }
@@ -574,17 +609,17 @@ class Deadline {
   /** Settles with `promise`, or rejects as soon as the signal aborts; rejects with an `OutboundError`. */
   race<T>(promise: Promise<T>): Promise<T> {
     const signal = this.signal;
-    if (signal.aborted) return Promise.reject(this.failure(signal.reason));
+    if (signal.aborted) return Promise.reject(this.failure(undefined));
     return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => reject(this.failure(signal.reason));
-      signal.addEventListener('abort', onAbort, { once: true });
+      const onAbort = (): void => reject(this.failure(undefined));
+      signal.once('abort', onAbort);
       promise.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          signal.removeListener('abort', onAbort);
           resolve(value);
         },
         (err: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          signal.removeListener('abort', onAbort);
           reject(this.failure(err));
         },
       );

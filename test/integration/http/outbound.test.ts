@@ -110,6 +110,17 @@ describe('OutboundClient over loopback', () => {
     expect(p.connections()).toBe(0);
   });
 
+  it("should judge an address by each client's own options, on every request", async () => {
+    const p = await peer((_req, res) => res.end('ok'));
+    const open = client();
+    const strict = client({});
+    for (let i = 0; i < 3; i++) {
+      expect(await (await open.request(`${p.url}/same`)).text()).toBe('ok');
+      expect((await failure(strict.request(`${p.url}/same`))).code).toBe('URL_REFUSED');
+    }
+    expect(p.seen).toHaveLength(3);
+  });
+
   it('should let an allow-listed host use http:// and a private address', async () => {
     const p = await peer((_req, res) => res.end('inside'));
     const c = client({ allowHosts: [`tools.internal:${p.port}`], lookup: toLoopback });
