@@ -8,6 +8,11 @@
  * this process's CPU time per call (the client's own cost, event-loop wake-ups included). Goal: callTool within 1.2x of the bare
  * POST, and ahead of the SDK client.
  *
+ * Then the turn path's dispatch against the raw peer (`bench/raw-peer.ts`, `node:http`, no SDK) at
+ * c=1: a bare undici `Pool.request` POST of the same body, `McpClient.callTool`, and `dispatch()`
+ * with a cached operation of a key connection (the argument check, the key, the scrub, the result),
+ * interleaved; p50 and this process's CPU per call (issue 15).
+ *
  * Then a hostile listing: a server whose `tools/list` cursor never ends. Discovery stops at its
  * 100-page limit; its time is printed beside 100 bare `tools/list` POSTs to the same server, in the
  * same run (the bound the test `hostile-servers` › "cursor that never ends" used to hold).
@@ -15,16 +20,25 @@
 import { EventEmitter } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Agent } from 'undici';
+import { randomBytes } from 'node:crypto';
+import { Agent, Pool } from 'undici';
+import { ConnectionKind, CredentialKind } from '../src/connections/connection.entity.js';
+import { credentialAad } from '../src/connections/connection.service.js';
+import { SecretBox } from '../src/connections/secrets.js';
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from '../src/config.js';
 import { OutboundClient } from '../src/http/outbound.js';
+import { createLogger } from '../src/logger.js';
 import { McpClient, type McpEndpoint } from '../src/mcp/client.js';
+import type { TurnDeps } from '../src/services.js';
+import { dispatch } from '../src/turns/dispatch.js';
+import type { CachedOperation } from '../src/turns/tool-cache.js';
 import {
   acceptNotification,
   initializeResult,
   sendJson,
   startRawServer,
 } from '../test/support/mcp-servers.js';
-import { startPeerProcess } from './support.js';
+import { percentile, startPeerProcess, startRawPeerProcess } from './support.js';
 
 const CONCURRENCY = 32;
 const WARMUP_CALLS = 320;
@@ -149,12 +163,140 @@ export async function run(): Promise<void> {
           ` callTool / SDK client: ${(oursS.wallUs / sdkS.wallUs).toFixed(2)}x wall, ${(oursS.cpuUs / sdkS.cpuUs).toFixed(2)}x CPU (goal < 1)`,
       );
     }
+    await rawPeerDispatch();
     await endlessCursor(agent, mcp);
   } finally {
     await sdk.close();
     await agent.close();
     await outbound.close();
     await peer.stop();
+  }
+}
+
+const DISPATCH_BATCHES = 40;
+const DISPATCH_BATCH = 50; // calls
+const DISPATCH_WARMUP = 2_000; // calls per variant
+
+/**
+ * c=1 against the raw peer: a bare `Pool.request`, `McpClient.callTool` and `dispatch()`, taking
+ * turns in batches; p50 over every call, and the median over batches of this process's CPU.
+ */
+async function rawPeerDispatch(): Promise<void> {
+  const peer = await startRawPeerProcess(1);
+  const target = new URL(peer.url);
+  const args = { q: 'hello' };
+  const pool = new Pool(target.origin);
+  let bareId = 1;
+  const bare: Call = async () => {
+    const res = await pool.request({
+      path: target.pathname,
+      method: 'POST',
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: bareId++,
+        method: 'tools/call',
+        params: { name: 'tool_0', arguments: args },
+      }),
+    });
+    const body = (await res.body.json()) as { result?: unknown };
+    if (res.statusCode !== 200 || body.result === undefined) throw new Error('bare call failed');
+  };
+
+  const outbound = new OutboundClient({ allowLoopback: true });
+  const mcp = new McpClient(outbound);
+  const ep: McpEndpoint = { id: 'raw-bench', url: peer.url, auth: { kind: 'none' } };
+  const callTool: Call = async () => {
+    const outcome = await mcp.callTool(ep, 'tool_0', args, { risk: 'READ', idempotent: false });
+    if (outcome.kind !== 'success') throw new Error(`callTool failed: ${outcome.kind}`);
+  };
+
+  // A key connection's call touches the configuration, the logger, the MCP client and the secret
+  // box, all real here; the database, OAuth and metrics only for OAuth connections and the records.
+  const secrets = new SecretBox(randomBytes(32));
+  const services = {
+    config: { toolResultMaxChars: DEFAULT_TOOL_RESULT_MAX_CHARS },
+    logger: createLogger('silent'),
+    mcp,
+    outbound,
+    secrets,
+  } as unknown as TurnDeps;
+  const connectionId = '00000000-0000-4000-8000-00000000be9c';
+  const op: CachedOperation = {
+    id: 'raw-bench-op',
+    key: 'bench__tool_0',
+    name: 'tool_0',
+    description: 'Tool number 0',
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    risk: 'READ',
+    idempotent: false,
+    binding: null,
+    connection: {
+      id: connectionId,
+      slug: 'bench',
+      kind: ConnectionKind.MCP,
+      status: 'READY',
+      endpointUrl: peer.url,
+      baseUrl: null,
+      timeoutMs: null,
+      credentialKind: CredentialKind.BEARER,
+      credentialHeaderName: null,
+      credentialSecret: secrets.seal(
+        `sk_bench_${randomBytes(24).toString('hex')}`,
+        credentialAad(connectionId),
+      ),
+      credentialOrigins: [target.origin],
+      protocolVersion: '2025-06-18',
+    },
+  };
+  const turnCall: Call = async () => {
+    const result = await dispatch(services, op, 'bench__tool_0', args, () => undefined);
+    if (!result.ok) throw new Error(`dispatch failed: ${result.message}`);
+  };
+
+  const variants: [string, Call][] = [
+    ['bare Pool.request POST', bare],
+    ['McpClient.callTool', callTool],
+    ['dispatch() (key connection)', turnCall],
+  ];
+  const latencies = new Map<string, number[]>(variants.map(([label]) => [label, []]));
+  const cpu = new Map<string, number[]>(variants.map(([label]) => [label, []]));
+  try {
+    for (const [, call] of variants) for (let i = 0; i < DISPATCH_WARMUP; i++) await call();
+    for (let batch = 0; batch < DISPATCH_BATCHES; batch++) {
+      for (let k = 0; k < variants.length; k++) {
+        const [label, call] = variants[(k + batch) % variants.length] as [string, Call];
+        const used = process.cpuUsage();
+        for (let i = 0; i < DISPATCH_BATCH; i++) {
+          const started = performance.now();
+          await call();
+          latencies.get(label)?.push((performance.now() - started) * 1000);
+        }
+        const spent = process.cpuUsage(used);
+        cpu.get(label)?.push((spent.user + spent.system) / DISPATCH_BATCH);
+      }
+    }
+  } finally {
+    await outbound.close();
+    await pool.close();
+    await peer.stop();
+  }
+  const p50 = (label: string): number => percentile(latencies.get(label) ?? [], 50);
+  const cpuOf = (label: string): number => percentile(cpu.get(label) ?? [], 50);
+  const base = variants[0]![0];
+  console.log(
+    `\nraw peer, c=1: ${DISPATCH_BATCHES} batches of ${DISPATCH_BATCH} calls per variant, interleaved` +
+      ' (raw node:http peer in a child process; CPU: this process, median over batches)',
+  );
+  for (const [label] of variants) {
+    console.log(
+      `  ${label.padEnd(28)} p50 ${p50(label).toFixed(0).padStart(5)} µs (+${(p50(label) - p50(base)).toFixed(0).padStart(4)} µs over bare)` +
+        `   CPU ${cpuOf(label).toFixed(0).padStart(4)} µs/call (+${(cpuOf(label) - cpuOf(base)).toFixed(0).padStart(4)} µs)`,
+    );
   }
 }
 
