@@ -38,6 +38,23 @@ export function isKeyCredential(kind: string): boolean {
  */
 export function originOf(url: string | null | undefined): string | null {
   if (url == null || url === '') return null;
+  // Every MCP call asks this of its endpoint, twice: parse each such address once.
+  if (url.length > KNOWN_ORIGIN_MAX_CHARS) return parseOrigin(url);
+  let origin = knownOrigins.get(url);
+  if (origin === undefined) {
+    origin = parseOrigin(url);
+    if (knownOrigins.size >= KNOWN_ORIGINS_KEPT) knownOrigins.clear();
+    knownOrigins.set(url, origin);
+  }
+  return origin;
+}
+
+/** Addresses whose origin is kept (the table is emptied when full), up to this length. */
+const KNOWN_ORIGINS_KEPT = 512;
+const KNOWN_ORIGIN_MAX_CHARS = 512;
+const knownOrigins = new Map<string, string | null>();
+
+function parseOrigin(url: string): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url);

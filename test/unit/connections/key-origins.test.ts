@@ -18,8 +18,18 @@ describe('originOf', () => {
     ['http://api.example.com:80/', 'http://api.example.com'],
     ['https://user:pw@api.example.com/', 'https://api.example.com'],
     ['https://[::1]:9000/x', 'https://[::1]:9000'],
-  ])('should take %s to %s', (url, origin) => {
+  ])('should take %s to %s, asked once or again', (url, origin) => {
     expect(originOf(url)).toBe(origin);
+    expect(originOf(url)).toBe(origin);
+  });
+
+  it('should take a long address (not kept) and a thousand distinct ones (the table emptied) alike', () => {
+    const long = `https://API.example.com:8443/${'p/'.repeat(400)}?q=1`;
+    expect(originOf(long)).toBe('https://api.example.com:8443');
+    for (let i = 0; i < 1000; i++)
+      expect(originOf(`https://h${i}.example.com/x`)).toBe(`https://h${i}.example.com`);
+    expect(originOf('ftp://api.example.com')).toBeNull();
+    expect(originOf('ftp://api.example.com')).toBeNull();
   });
 
   it.each([['ftp://api.example.com'], ['/relative'], [''], ['javascript:alert(1)'], [null], [undefined]])(
