@@ -39,12 +39,13 @@ export interface Tally {
 
 /** Completes an outcome with its attempts, re-sends and wall time. */
 export function withBase(outcome: OutcomeBody, tally: Tally, started: number): CallToolOutcome {
-  return {
-    ...outcome,
+  // Not `{ ...outcome, attempts, … }`: V8 (Node 20) takes microseconds over a spread followed by
+  // more properties, on every call; `Object.assign` builds the same object in a fraction of that.
+  return Object.assign({}, outcome, {
     attempts: tally.attempts,
     resends: tally.resends,
     durationMs: Math.round((performance.now() - started) * 100) / 100,
-  };
+  });
 }
 
 /** Whether a modern request's error shows a legacy server (or one that speaks only legacy versions). */

@@ -103,6 +103,30 @@ export function failure(status: CallStatus, message: string, attempts = 0, durat
 }
 
 /**
+ * A result from its parts, built property by property: V8 (Node 20) takes microseconds over a
+ * spread followed by more properties, and this runs on every call.
+ */
+function withCounts(
+  status: CallStatus,
+  ok: boolean,
+  capped: ReturnType<typeof capContent>,
+  message: string | null,
+  counts: Pick<CallResult, 'attempts' | 'resends' | 'durationMs'>,
+): CallResult {
+  return {
+    status,
+    ok,
+    content: capped.content,
+    structuredContent: capped.structuredContent,
+    truncated: capped.truncated,
+    message,
+    attempts: counts.attempts,
+    resends: counts.resends,
+    durationMs: counts.durationMs,
+  };
+}
+
+/**
  * An MCP call's outcome as a result for the model. `tool` is the declared name. Everything the
  * server sent is scrubbed of the connection's secrets first, before any text is cut.
  */
@@ -121,7 +145,7 @@ export function fromMcpOutcome(
   switch (outcome.kind) {
     case 'success': {
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
-      return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null, ...base };
+      return withCounts(CallStatus.SUCCEEDED, true, capped, null, base);
     }
     case 'input_required':
       // The revision's replacement for elicitation: the server wants a person's answer (or a
@@ -136,7 +160,7 @@ export function fromMcpOutcome(
       const capped = capContent(normalizeContent(outcome.content), outcome.structuredContent, maxChars);
       const said = oneLine(textOf(capped.content));
       const message = `The tool ${tool} reported an error${said ? `: ${said}` : '.'}`;
-      return { status: CallStatus.TOOL_ERROR, ok: false, ...capped, message, ...base };
+      return withCounts(CallStatus.TOOL_ERROR, false, capped, message, base);
     }
     case 'protocol_error': {
       const rpc = outcome.rpcError;
