@@ -1,12 +1,12 @@
 /**
  * Group commit of the call path's records (issue 15). Concurrent calls each need a short write
- * (CALL_STARTED with a WRITE's ledger intent, the TurnCall with CALL_FINISHED, the Turn at
- * beginTurn). One by one, each is a round trip, a transaction, a WAL flush and a wake-up of every
+ * (CALL_STARTED with a WRITE's ledger intent, the TurnCall with CALL_FINISHED). One by one, each is a round trip, a transaction, a WAL flush and a wake-up of every
  * LISTEN connection; under load that is most of what the database and the service spend per call.
  *
  * `GroupCommit` sends a statement at once while fewer than `maxInFlight` batches are running;
  * otherwise it waits for one to finish and goes with everything queued meanwhile, as ONE
- * transaction in one round trip. Nothing is answered before its batch has committed: a WRITE still
+ * transaction in one round trip (for the call records: one prepared statement over all of them,
+ * `jsonBatchIo`). Nothing is answered before its batch has committed: a WRITE still
  * goes out only once its intent is durable. No timer is involved, so a lone call waits for nothing.
  *
  * Within a batch, statements are ordered by their lock key (the turn id, stable for one turn), so
@@ -18,24 +18,23 @@
  * batching. A batch whose fate is unknown (the connection broke before the answer) is not run
  * again: each caller gets the error, as a lone statement would.
  *
- * Pure queueing logic; the I/O comes in through `GroupCommitIo` (`ormGroupCommitIo` for MikroORM).
+ * Pure queueing logic; the I/O comes in through `GroupCommitIo` (`jsonBatchIo` on the database).
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Prepared, Row, RunPrepared } from './prepared.js';
 
-export type Row = Record<string, unknown>;
+export type { Row } from './prepared.js';
 
-export interface Statement {
-  sql: string;
-  params: readonly unknown[];
-  /** Batches are ordered by this key: the id of the row the statement locks first. */
+/** One record to commit. */
+export interface Keyed {
+  /** Batches are ordered by this key: the id of the row the record locks first. */
   lockKey: string;
 }
 
-export interface GroupCommitIo {
-  /** One statement on its own (its own transaction); the rows of its result. */
-  one(statement: Statement): Promise<Row[]>;
-  /** Several statements as one transaction in one round trip; the rows of each, in order. */
-  many(statements: Statement[]): Promise<Row[][]>;
+export interface GroupCommitIo<T extends Keyed> {
+  /** One record on its own (its own transaction); the rows of its result. */
+  one(item: T): Promise<Row[]>;
+  /** Several records as one transaction in one round trip; the rows of each, in order. */
+  many(items: T[]): Promise<Row[][]>;
   /** True when `err` proves that the database rolled the whole batch back. */
   rolledBack(err: unknown): boolean;
 }
@@ -50,13 +49,15 @@ export interface GroupCommitOptions {
 export const DEFAULT_GROUP_COMMIT_IN_FLIGHT = 2;
 export const DEFAULT_GROUP_COMMIT_MAX_BATCH = 64;
 
-interface Pending extends Statement {
+interface Pending<T> {
+  item: T;
+  lockKey: string;
   resolve(rows: Row[]): void;
   reject(err: unknown): void;
 }
 
-export class GroupCommit {
-  readonly #queue: Pending[] = [];
+export class GroupCommit<T extends Keyed> {
+  readonly #queue: Pending<T>[] = [];
   readonly #maxInFlight: number;
   readonly #maxBatch: number;
   #inFlight = 0;
@@ -64,17 +65,17 @@ export class GroupCommit {
   readonly stats = { batches: 0, batched: 0, fallbacks: 0 };
 
   constructor(
-    private readonly io: GroupCommitIo,
+    private readonly io: GroupCommitIo<T>,
     options: GroupCommitOptions = {},
   ) {
     this.#maxInFlight = Math.max(1, options.inFlight ?? DEFAULT_GROUP_COMMIT_IN_FLIGHT);
     this.#maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_GROUP_COMMIT_MAX_BATCH);
   }
 
-  /** Runs `statement` (alone or with others); resolves with its rows once committed. */
-  run(statement: Statement): Promise<Row[]> {
+  /** Commits `item` (alone or with others); resolves with its rows once committed. */
+  run(item: T): Promise<Row[]> {
     return new Promise<Row[]>((resolve, reject) => {
-      this.#queue.push({ ...statement, resolve, reject });
+      this.#queue.push({ item, lockKey: item.lockKey, resolve, reject });
       this.#pump();
     });
   }
@@ -90,14 +91,14 @@ export class GroupCommit {
     }
   }
 
-  async #send(batch: Pending[]): Promise<void> {
+  async #send(batch: Pending<T>[]): Promise<void> {
     if (batch.length === 1) return this.#alone(batch[0]!);
     const ordered = orderByLockKey(batch);
     this.stats.batches++;
     this.stats.batched += ordered.length;
     let results: Row[][];
     try {
-      results = await this.io.many(ordered);
+      results = await this.io.many(ordered.map((p) => p.item));
     } catch (err) {
       if (!this.io.rolledBack(err)) {
         for (const p of ordered) p.reject(err);
@@ -111,9 +112,9 @@ export class GroupCommit {
     ordered.forEach((p, i) => p.resolve(results[i] ?? []));
   }
 
-  async #alone(p: Pending): Promise<void> {
+  async #alone(p: Pending<T>): Promise<void> {
     try {
-      p.resolve(await this.io.one(p));
+      p.resolve(await this.io.one(p.item));
     } catch (err) {
       p.reject(err);
     }
@@ -135,42 +136,42 @@ export function isServerError(err: unknown): boolean {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string';
 }
 
-interface PgResult {
-  rows: Row[];
+/** A batch's items as JSON (`ord`: the item's place in the batch, 0-based). */
+export function batchJson(itemsJson: readonly string[]): string {
+  let out = '[';
+  for (let i = 0; i < itemsJson.length; i++) {
+    const item = itemsJson[i]!;
+    out += `${i === 0 ? '' : ','}{"ord":${i}${item === '{}' ? '' : ','}${item.slice(1)}`;
+  }
+  return `${out}]`;
 }
-interface PgClient {
-  query(text: string): Promise<PgResult | PgResult[]>;
-}
-interface KnexClient {
-  acquireConnection(): Promise<PgClient>;
-  releaseConnection(connection: PgClient): Promise<unknown>;
-  emit(event: 'query', data: { sql: string; bindings: unknown[] }): boolean;
+
+/** The rows of each item, by their `ord` column; without one, every item gets every row. */
+export function rowsByOrd(rows: readonly Row[], count: number): Row[][] {
+  const out: Row[][] = Array.from({ length: count }, () => []);
+  for (const row of rows) {
+    if (typeof row.ord === 'number') out[row.ord]?.push(row);
+    else for (const list of out) list.push(row);
+  }
+  return out;
 }
 
 /**
- * The I/O of a `GroupCommit` on MikroORM's connection pool: a lone statement through
- * `execute` (its errors converted as everywhere else); a batch as one multi-statement simple query
- * (PostgreSQL runs it as one implicit transaction), its values inlined exactly as `execute` does.
- * Each statement is still reported to knex's `query` listeners (statement counts in tests).
+ * The I/O of a `GroupCommit` whose records all go through ONE prepared statement that takes the
+ * whole batch as a JSON array in `$1` (each item a JSON object, `json(item)`, to which `ord` is
+ * added). One round trip, one implicit transaction, planned once per connection: a lone record is
+ * a batch of one. Rows that carry `ord` go back to their own item.
  */
-export function ormGroupCommitIo(orm: MikroORM): GroupCommitIo {
+export function jsonBatchIo<T extends Keyed>(
+  run: RunPrepared,
+  statement: Prepared,
+  json: (item: T) => string,
+): GroupCommitIo<T> {
+  const many = async (items: T[]): Promise<Row[][]> =>
+    rowsByOrd(await run(statement, [batchJson(items.map(json))]), items.length);
   return {
-    one: (s) => orm.em.getConnection().execute<Row[]>(s.sql, [...s.params]),
-    many: async (statements) => {
-      const platform = orm.em.getPlatform();
-      // knex's Client type does not declare the driver methods used here: our own narrow view of it.
-      const knex = orm.em.getConnection().getKnex().client as unknown as KnexClient;
-      const texts = statements.map((s) => platform.formatQuery(s.sql, [...s.params]));
-      for (const sql of texts) knex.emit('query', { sql, bindings: [] });
-      const connection = await knex.acquireConnection();
-      try {
-        const res = await connection.query(texts.join(';\n'));
-        const list = Array.isArray(res) ? res : [res];
-        return list.map((r) => r.rows);
-      } finally {
-        await knex.releaseConnection(connection);
-      }
-    },
+    one: async (item) => (await many([item]))[0]!,
+    many,
     rolledBack: isServerError,
   };
 }

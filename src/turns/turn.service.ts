@@ -14,7 +14,8 @@ import type { TraceContext } from './trace.js';
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
-import { GroupCommit, ormGroupCommitIo } from '../db/group-commit.js';
+import { GroupCommit, jsonBatchIo, type Keyed } from '../db/group-commit.js';
+import { prepare, preparedRunner } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
@@ -103,52 +104,111 @@ with cfg as (
 )
 select e.seq, ${NOTIFY} from e, cfg`;
 
-const CALL_START_CTES = `
-with s as (
-  update turn set call_seq = call_seq + 1 where id = ? and finished_at is null
-  returning id, call_seq, workspace_id, assistant_id, conversation_id
+/**
+ * The starts of a batch of calls (group commit, `jsonBatchIo`), in one statement: each call's turn
+ * gets its next seq and the call its CALL_STARTED event; a WRITE also gets its ledger intent
+ * (status RUNNING), so the request goes out only after this commits and a WRITE that may have
+ * reached a tool server always has a ledger row, whatever happens to the database afterwards.
+ *
+ * - Turns are locked in id order before they are updated, so batches (of this instance or another)
+ *   cannot deadlock each other. A finished turn's calls get no row: "turn finished".
+ * - Several calls of one turn in one batch get consecutive seqs, in batch order.
+ * - A batch of READ starts only is committed without waiting for its WAL flush (as BEGIN_SQL): the
+ *   call's answer waits for its finish, whose synchronous commit flushes the WAL up to itself, the
+ *   start included. A crash before that loses the start of a call whose result was never reported
+ *   as recorded; CALL_FINISH_SQL then restores the turn's seq counter (see there). A batch with a
+ *   WRITE start commits synchronously: the intent is durable before the request goes out.
+ */
+export const CALL_START_SQL = prepare(
+  'with: update turn',
+  `
+with r as (
+  select * from jsonb_to_recordset(?::jsonb) as r(
+    ord int, turn_id uuid, call_id uuid, payload jsonb, intent_id uuid, connection_id uuid,
+    operation_id uuid, operation_key text, arguments jsonb, declared_name text)
+), cfg as (
+  select set_config('synchronous_commit', case when bool_or(intent_id is not null) then 'on' else 'off' end, true) as v
+  from r
+), n as (
+  select turn_id, count(*)::int as calls from r group by turn_id
+), locked as (
+  select id from turn where id in (select turn_id from n) and finished_at is null order by id for update
+), s as (
+  update turn t set call_seq = t.call_seq + n.calls from n
+  where t.id = n.turn_id and t.id in (select id from locked) and t.finished_at is null
+  returning t.id, t.call_seq, n.calls, t.workspace_id, t.assistant_id, t.conversation_id
+), c as (
+  select r.*, s.workspace_id, s.assistant_id, s.conversation_id,
+         (s.call_seq - s.calls + row_number() over (partition by r.turn_id order by r.ord))::int as call_seq
+  from r join s on s.id = r.turn_id
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
-  select workspace_id, assistant_id, conversation_id, id, ?::uuid, 'CALL_STARTED',
-         jsonb_build_object('seq', call_seq) || ?::jsonb, now() from s
+  select workspace_id, assistant_id, conversation_id, turn_id, call_id, 'CALL_STARTED',
+         jsonb_build_object('seq', call_seq) || payload, now()
+  from c order by ord
   returning seq, workspace_id
-)`;
-
-const CALL_START_SQL = `${CALL_START_CTES}
-select s.call_seq, ${NOTIFY} from s, e`;
-
-/**
- * A WRITE's start also writes its ledger intent (status RUNNING), in the same statement: the
- * request goes out only after this commits, so a WRITE that may have reached a tool server always
- * has a ledger row, whatever happens to the database afterwards.
- */
-const CALL_START_WRITE_SQL = `${CALL_START_CTES}, l as (
+), l as (
   insert into ledger_entry (id, workspace_id, assistant_id, turn_id, turn_call_id, connection_id, operation_id,
                             operation_key, arguments, status, attempts, message, call_seq, declared_name, created_at)
-  select ?, workspace_id, assistant_id, id, ?::uuid, ?::uuid, ?::uuid, ?, ?::jsonb, 'RUNNING', 0, null, call_seq, ?, now()
-  from s
+  select intent_id, workspace_id, assistant_id, turn_id, call_id, connection_id, operation_id, operation_key,
+         arguments, 'RUNNING', 0, null, call_seq, declared_name, now()
+  from c where intent_id is not null
   returning id
+), sent as (
+  select count(${NOTIFY}) as n from e
 )
-select s.call_seq, ${NOTIFY} from s, e, l`;
+select c.ord, c.call_seq, (select v from cfg) as commit, (select n from sent) as notified,
+       (select count(*) from l) as intents
+from c`,
+);
 
-const CALL_FINISH_SQL = `
-with c as (
+/**
+ * The finishes of a batch of calls (group commit, `jsonBatchIo`), in one statement, committed
+ * synchronously: each call's TurnCall, its CALL_FINISHED event, and for a WRITE the outcome of its
+ * ledger intent. Nothing is locked in the usual case.
+ *
+ * A READ's start may have been lost in a crash of PostgreSQL (it commits without waiting for its
+ * flush) while the call went on: the turn's seq counter then lags this call's seq, and is moved
+ * forward here, so that a later call cannot be given the same seq.
+ */
+export const CALL_FINISH_SQL = prepare(
+  'with: insert into turn_call',
+  `
+with r as (
+  select * from jsonb_to_recordset(?::jsonb) as r(
+    id uuid, turn_id uuid, workspace_id uuid, assistant_id uuid, conversation_id text, seq int,
+    operation_key text, operation_id uuid, declared_name text, arguments jsonb, status text, message text,
+    attempts int, resends int, duration_ms int, risk text, started_at timestamptz, traceparent text,
+    tracestate text, outcome_id uuid, intent_id uuid, payload jsonb)
+), c as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
                          status, message, attempts, resends, duration_ms, risk, started_at, finished_at,
                          traceparent, tracestate)
-  values (?, ?, ?, ?, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, now(), ?, ?)
+  select id, turn_id, workspace_id, seq, operation_key, (select o.id from operation o where o.id = r.operation_id),
+         declared_name, arguments, status, message, attempts, resends, duration_ms, risk, started_at, now(),
+         traceparent, tracestate
+  from r
   returning id
 ), l as (
   insert into ledger_outcome (id, ledger_entry_id, workspace_id, status, attempts, message, closed_by, created_at)
-  select ?, ?::uuid, ?, ?, ?, ?, 'CALL', now() from c where ?::boolean
+  select outcome_id, intent_id, workspace_id, status, attempts, message, 'CALL', now() from r
+  where intent_id is not null
   on conflict (ledger_entry_id) do nothing
   returning id
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
-  select ?, ?, ?, ?, c.id, 'CALL_FINISHED', ?::jsonb, now() from c
+  select workspace_id, assistant_id, conversation_id, turn_id, id, 'CALL_FINISHED', payload, now() from r
   returning seq, workspace_id
+), g as (
+  update turn t set call_seq = m.seq
+  from (select turn_id, max(seq) as seq from r group by turn_id) m
+  where t.id = m.turn_id and t.call_seq < m.seq
+  returning t.id
 )
-select (select count(*) from l) as ledger, ${NOTIFY} from e`;
+select (select count(*) from c) as calls, (select count(*) from l) as ledger,
+       (select count(*) from g) as restored, count(${NOTIFY}) as notified
+from e`,
+);
 
 /**
  * A call refused before anything was sent (arguments over a limit): seq, its TurnCall and its
@@ -183,6 +243,22 @@ with t as (
 )
 select e.seq, ${NOTIFY} from e`;
 
+/** A call record for the group commit: one item of its batch statement's JSON array. */
+interface RecordItem extends Keyed {
+  json: string;
+}
+
+/**
+ * One record as a JSON object: `fields` as JSON.stringify writes them (a Date as its ISO text),
+ * then `raw`, JSON texts already made storable, as they are. Every NUL or lone surrogate is
+ * replaced, as in any record (storable.ts).
+ */
+function recordJson(fields: Record<string, unknown>, raw: Record<string, string>): string {
+  let json = JSON.stringify(fields).slice(0, -1);
+  for (const key in raw) json += `,${JSON.stringify(key)}:${raw[key]}`;
+  return storableJsonText(`${json}}`);
+}
+
 /**
  * Background retries of a call's record after the two immediate tries failed: about 30 s in all,
  * well inside LEDGER_SWEEP_AFTER_MS, so the sweep never races a retry that could still land.
@@ -195,8 +271,9 @@ export class TurnService {
   #closed = false;
   /** Per tool-cache entry (dropped with it): see #prepared. */
   readonly #preparedByEntry = new WeakMap<AssistantTools, PreparedTurn>();
-  /** beginTurn's and callTool's records, group-committed under load (src/db/group-commit.ts). */
-  readonly #records: GroupCommit;
+  /** callTool's records, group-committed under load (src/db/group-commit.ts): starts and finishes. */
+  readonly #starts: GroupCommit<RecordItem>;
+  readonly #finishes: GroupCommit<RecordItem>;
 
   constructor(
     private readonly services: TurnDeps,
@@ -204,12 +281,21 @@ export class TurnService {
     private readonly maxTurns: number = DEFAULT_TURN_STATE_MAX,
     private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,
   ) {
-    this.#records = new GroupCommit(ormGroupCommitIo(services.orm), services.config.recordBatch);
+    const run = preparedRunner(services.orm);
+    const json = (item: RecordItem) => item.json;
+    this.#starts = new GroupCommit(jsonBatchIo(run, CALL_START_SQL, json), services.config.recordBatch);
+    this.#finishes = new GroupCommit(jsonBatchIo(run, CALL_FINISH_SQL, json), services.config.recordBatch);
   }
 
-  /** How the records were committed so far (batches of several statements; for tests and the bench). */
-  get groupCommitStats(): Readonly<GroupCommit['stats']> {
-    return this.#records.stats;
+  /** How the records were committed so far (batches of several records; for tests and the bench). */
+  get groupCommitStats(): Readonly<GroupCommit<RecordItem>['stats']> {
+    const a = this.#starts.stats;
+    const b = this.#finishes.stats;
+    return {
+      batches: a.batches + b.batches,
+      batched: a.batched + b.batched,
+      fallbacks: a.fallbacks + b.fallbacks,
+    };
   }
 
   get #orm(): MikroORM {
@@ -396,24 +482,30 @@ export class TurnService {
     // A WRITE that will be dispatched gets a ledger intent before its request can go out.
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
     const argsJson = storableJsonText(checked.json);
-    const startParams: unknown[] = [
-      turnId,
-      callId,
-      storableJson({
-        name,
-        operationKey: op?.key ?? null,
-        risk: op?.risk ?? null,
-        ...eventArguments(args),
-      }),
-    ];
-    if (intentId !== null)
-      startParams.push(intentId, callId, op!.connection.id, op!.id, op!.key, argsJson, name);
-    const startP = this.#records
-      .run({
-        sql: intentId !== null ? CALL_START_WRITE_SQL : CALL_START_SQL,
-        params: startParams,
-        lockKey: turnId,
-      })
+    const start = recordJson(
+      intentId === null
+        ? { turn_id: turnId, call_id: callId }
+        : {
+            turn_id: turnId,
+            call_id: callId,
+            intent_id: intentId,
+            connection_id: op!.connection.id,
+            operation_id: op!.id,
+            operation_key: op!.key,
+            declared_name: name,
+          },
+      {
+        payload: storableJson({
+          name,
+          operationKey: op?.key ?? null,
+          risk: op?.risk ?? null,
+          ...eventArguments(args),
+        }),
+        ...(intentId === null ? {} : { arguments: argsJson }),
+      },
+    );
+    const startP = this.#starts
+      .run({ json: start, lockKey: turnId })
       .then((rows) => (rows[0]?.call_seq as number | undefined) ?? null);
     startP.catch(() => undefined); // observed below; never an unhandled rejection
 
@@ -499,71 +591,69 @@ export class TurnService {
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = intentId !== null;
     const message = storableText(result.message);
-    const params = [
-      // turn_call
-      callId,
-      turnId,
-      turn.workspaceId,
-      seq,
-      op?.key ?? null,
-      op?.id ?? null,
-      name,
-      argsJson,
-      result.status,
-      message,
-      result.attempts,
-      result.resends,
-      durationMs,
-      op?.risk ?? null,
-      started,
-      trace?.traceparent ?? null,
-      trace?.tracestate ?? null,
-      // ledger_outcome (WRITE only)
-      uuidv7(),
-      intentId,
-      turn.workspaceId,
-      result.status,
-      result.attempts,
-      message,
-      isWrite,
-      // CALL_FINISHED event
-      turn.workspaceId,
-      turn.assistantId,
-      turn.conversationId,
-      turnId,
-      storableJson({
-        seq,
-        name,
-        operationKey: op?.key ?? null,
-        risk: op?.risk ?? null,
-        status: result.status,
-        durationMs,
-        attempts: result.attempts,
-        resends: result.resends,
-        message,
-        result: eventResult(result),
-        progress: progress.record(),
-      }),
-    ];
+    const finish: RecordItem = {
+      lockKey: turnId,
+      json: recordJson(
+        {
+          id: callId,
+          turn_id: turnId,
+          workspace_id: turn.workspaceId,
+          assistant_id: turn.assistantId,
+          conversation_id: turn.conversationId,
+          seq,
+          operation_key: op?.key ?? null,
+          operation_id: op?.id ?? null,
+          declared_name: name,
+          status: result.status,
+          message,
+          attempts: result.attempts,
+          resends: result.resends,
+          duration_ms: durationMs,
+          risk: op?.risk ?? null,
+          started_at: started,
+          traceparent: trace?.traceparent ?? null,
+          tracestate: trace?.tracestate ?? null,
+          // The outcome of a WRITE's ledger intent.
+          outcome_id: isWrite ? uuidv7() : null,
+          intent_id: intentId,
+        },
+        {
+          arguments: argsJson,
+          payload: storableJson({
+            seq,
+            name,
+            operationKey: op?.key ?? null,
+            risk: op?.risk ?? null,
+            status: result.status,
+            durationMs,
+            attempts: result.attempts,
+            resends: result.resends,
+            message,
+            result: eventResult(result),
+            progress: progress.record(),
+          }),
+        },
+      ),
+    };
     // One retry at once; then the runtime is told (recorded: false) and a bounded number of
     // retries continue in the background. A WRITE's intent is already stored: if none of them
     // lands, the ledger sweep closes it as OUTCOME_UNKNOWN.
-    let recorded = await this.#recordFinish(params);
-    if (!recorded) recorded = await this.#recordFinish(params);
+    let recorded = await this.#recordFinish(finish);
+    if (!recorded) recorded = await this.#recordFinish(finish);
     if (!recorded) {
       this.services.logger.error(
         { turnId, callId, name, status: result.status, write: isWrite },
         'could not record a tool call; retrying in the background',
       );
-      this.#recordLater(params, { turnId, callId, name, write: isWrite }, 0);
+      this.#recordLater(finish, { turnId, callId, name, write: isWrite }, 0);
     }
     return { ...result, durationMs, callId, seq, recorded };
   }
 
   /** Runs the finish statement; true once the call is on record (also when an earlier try landed). */
-  async #recordFinish(params: unknown[]): Promise<boolean> {
+  async #recordFinish(finish: RecordItem): Promise<boolean> {
     try {
-      await this.#records.run({ sql: CALL_FINISH_SQL, params, lockKey: params[1] as string });
+      await this.#finishes.run(finish);
       return true;
     } catch (err) {
       // A try whose commit landed but whose answer was lost: the TurnCall is there. (Raw `execute`
@@ -575,7 +665,7 @@ export class TurnService {
     }
   }
 
-  #recordLater(params: unknown[], about: Record<string, unknown>, retry: number): void {
+  #recordLater(finish: RecordItem, about: Record<string, unknown>, retry: number): void {
     const delay = this.recordRetryDelaysMs[retry];
     if (delay === undefined) {
       this.services.logger.error(
@@ -586,9 +676,9 @@ export class TurnService {
     }
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      void this.#recordFinish(params).then((ok) => {
+      void this.#recordFinish(finish).then((ok) => {
         if (ok) this.services.logger.warn({ ...about, retry: retry + 1 }, 'a tool call was recorded late');
-        else if (!this.#closed) this.#recordLater(params, about, retry + 1);
+        else if (!this.#closed) this.#recordLater(finish, about, retry + 1);
       });
     }, delay);
     timer.unref();

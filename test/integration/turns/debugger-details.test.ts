@@ -115,9 +115,12 @@ describe('what the debugger shows of a call', () => {
   });
 
   it('should stream progress and log lines as they arrive, before the call finishes, with secrets scrubbed', async () => {
+    // From the start of the conversation (a replay, then live): the socket's subscription may
+    // reach the server after beginTurn's TURN_STARTED was signalled.
     const stream = await subscribeTurnEvents(t.wsUrl, w.customer, {
       assistantId: w.assistantId,
       conversationId: 'details-2',
+      afterSeq: 0,
     });
     try {
       const turn = await begin(t, w, 'details-2');

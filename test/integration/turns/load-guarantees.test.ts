@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GroupCommit, ormGroupCommitIo } from '../../../src/db/group-commit.js';
+import { GroupCommit, jsonBatchIo } from '../../../src/db/group-commit.js';
+import { prepare, preparedRunner } from '../../../src/db/prepared.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
@@ -154,15 +155,31 @@ describe('group commit on the real database', () => {
     await t.app.services.orm.em.getConnection().execute(`drop table ${table}`);
   });
 
+  interface ProbeRow {
+    id: number;
+    note: string;
+    lockKey: string;
+  }
+  /** A group commit of inserts into the probe table: one prepared statement per batch, as the call records. */
+  const probeCommit = () =>
+    new GroupCommit<ProbeRow>(
+      jsonBatchIo<ProbeRow>(
+        preparedRunner(t.app.services.orm),
+        prepare(
+          'with: insert into probe',
+          `with r as (select * from jsonb_to_recordset(?::jsonb) as r(ord int, id int, note text)),
+                 i as (insert into ${table} select id, note from r returning id)
+                 select r.ord, r.id, r.note from r join i using (id)`,
+        ),
+        (item) => JSON.stringify({ id: item.id, note: item.note }),
+      ),
+      { inFlight: 1 },
+    );
+
   it('should keep nothing of a refused batch, then give each statement its own outcome', async () => {
     await t.app.services.orm.em.getConnection().execute(`insert into ${table} values (1, 'there before')`);
-    const gc = new GroupCommit(ormGroupCommitIo(t.app.services.orm), { inFlight: 1 });
-    const insert = (id: number, note: string) =>
-      gc.run({
-        sql: `insert into ${table} values (?, ?) returning id`,
-        params: [id, note],
-        lockKey: String(id),
-      });
+    const gc = probeCommit();
+    const insert = (id: number, note: string) => gc.run({ id, note, lockKey: String(id) });
     // The first goes alone and holds the only slot; the next three queue and go as one batch.
     const first = insert(10, 'alone');
     const batch = [insert(2, "it's fine; -- not a comment"), insert(1, 'duplicate'), insert(3, 'also fine')];
@@ -182,19 +199,15 @@ describe('group commit on the real database', () => {
   });
 
   it('should commit a batch as one and answer each statement with its own rows', async () => {
-    const gc = new GroupCommit(ormGroupCommitIo(t.app.services.orm), { inFlight: 1 });
-    const insert = (id: number) =>
-      gc.run({
-        sql: `insert into ${table} values (?, ?) returning id, note`,
-        params: [id, `n${id}`],
-        lockKey: 'x',
-      });
+    const gc = probeCommit();
+    const insert = (id: number) => gc.run({ id, note: `n${id}`, lockKey: 'x' });
     const results = await Promise.all([insert(20), insert(21), insert(22), insert(23)]);
+    // The first went alone (a batch of one); the other three as one batch, each with its own row.
     expect(results).toEqual([
-      [{ id: 20, note: 'n20' }],
-      [{ id: 21, note: 'n21' }],
-      [{ id: 22, note: 'n22' }],
-      [{ id: 23, note: 'n23' }],
+      [{ ord: 0, id: 20, note: 'n20' }],
+      [{ ord: 0, id: 21, note: 'n21' }],
+      [{ ord: 1, id: 22, note: 'n22' }],
+      [{ ord: 2, id: 23, note: 'n23' }],
     ]);
     expect(gc.stats.batches).toBe(1);
   });

@@ -5,13 +5,17 @@ import {
   orderByLockKey,
   type GroupCommitIo,
   type Row,
-  type Statement,
 } from '../../../src/db/group-commit.js';
+
+interface Statement {
+  sql: string;
+  lockKey: string;
+}
 
 /** A fake database: records what was sent, answers when told to. */
 function fakeIo() {
   const sent: { kind: 'one' | 'many'; sqls: string[]; settle: (err?: Error) => void }[] = [];
-  const io: GroupCommitIo = {
+  const io: GroupCommitIo<Statement> = {
     one: (s) =>
       new Promise<Row[]>((resolve, reject) => {
         sent.push({
@@ -33,7 +37,7 @@ function fakeIo() {
   return { io, sent };
 }
 
-const st = (sql: string, lockKey = 'k'): Statement => ({ sql, params: [], lockKey });
+const st = (sql: string, lockKey = 'k'): Statement => ({ sql, lockKey });
 const tick = () => new Promise((r) => setImmediate(r));
 const serverError = Object.assign(new Error('duplicate key'), { code: '23505', severity: 'ERROR' });
 
