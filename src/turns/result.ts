@@ -219,7 +219,7 @@ export function fromHttpAnswer(
   maxChars: number,
   scrubber: Scrubber,
 ): Omit<CallResult, 'attempts' | 'resends' | 'durationMs'> {
-  const answer = { ...raw, body: scrubber.text(raw.body) };
+  const answer = { status: raw.status, contentType: raw.contentType, body: scrubber.text(raw.body) };
   let parsed: JsonValue | undefined;
   if (/\bjson\b/i.test(answer.contentType) && answer.body !== '') {
     try {
@@ -229,11 +229,19 @@ export function fromHttpAnswer(
     }
   }
   const text = answer.body === '' ? `HTTP ${answer.status} (no body)` : answer.body;
-  const structured: JsonObject = { status: answer.status, ...(parsed !== undefined ? { body: parsed } : {}) };
+  const structured: JsonObject = { status: answer.status };
+  if (parsed !== undefined) structured.body = parsed;
   const capped = capContent([{ type: 'text', text }], structured, maxChars);
-  if (answer.status >= 400) {
-    const message = `The API behind ${tool} answered HTTP ${answer.status}${answer.body ? ` (${JSON.stringify(oneLine(answer.body))})` : ''}.${answer.status >= 500 ? ' It may work if tried again later.' : ' Check the arguments before trying again.'}`;
-    return { status: CallStatus.TOOL_ERROR, ok: false, ...capped, message };
-  }
-  return { status: CallStatus.SUCCEEDED, ok: true, ...capped, message: null };
+  const failed = answer.status >= 400;
+  // Property by property, not spreads: see `withCounts`.
+  return {
+    status: failed ? CallStatus.TOOL_ERROR : CallStatus.SUCCEEDED,
+    ok: !failed,
+    content: capped.content,
+    structuredContent: capped.structuredContent,
+    truncated: capped.truncated,
+    message: failed
+      ? `The API behind ${tool} answered HTTP ${answer.status}${answer.body ? ` (${JSON.stringify(oneLine(answer.body))})` : ''}.${answer.status >= 500 ? ' It may work if tried again later.' : ' Check the arguments before trying again.'}`
+      : null,
+  };
 }
