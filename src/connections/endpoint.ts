@@ -141,9 +141,9 @@ export function mcpEndpoint(
 }
 
 /**
- * Every secret a connection could send, as a Scrubber for whatever its servers return (DESIGN.md
+ * Every secret a connection could send, for the Scrubber of whatever its servers return (DESIGN.md
  * rule 15): its key or named-header value, or its OAuth access and refresh tokens and client
- * secrets. `extra` adds secrets seen in flight (a token renewed during the call).
+ * secrets.
  */
 export async function connectionSecrets(services: EndpointDeps, target: ConnectionTarget): Promise<string[]> {
   const secrets: string[] = [];
@@ -152,12 +152,4 @@ export async function connectionSecrets(services: EndpointDeps, target: Connecti
   if (target.credentialKind === CredentialKind.OAUTH)
     secrets.push(...(await services.oauth.credentialSecrets(target.id)));
   return secrets;
-}
-
-export async function connectionScrubber(
-  services: EndpointDeps,
-  target: ConnectionTarget,
-  extra: readonly string[] = [],
-): Promise<Scrubber> {
-  return makeScrubber([...(await connectionSecrets(services, target)), ...extra]);
 }

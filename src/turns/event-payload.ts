@@ -12,19 +12,20 @@ import type { CallResult } from './result.js';
 export const DEFAULT_EVENT_ARGUMENTS_MAX_CHARS = 65_536;
 
 export interface EventArguments {
-  arguments: JsonObject | null;
+  /** The arguments' JSON text as given, or `null` (JSON) when they are too large. */
+  argumentsJson: string;
   /** The arguments were too large for the event (read them on the TurnCall). */
   argumentsCut: boolean;
 }
 
+/** The arguments for the event, from their JSON text (serialized once, by the argument check). */
 export function eventArguments(
-  args: JsonObject,
+  argsJson: string,
   maxChars = DEFAULT_EVENT_ARGUMENTS_MAX_CHARS,
 ): EventArguments {
-  const size = JSON.stringify(args).length;
-  return size <= maxChars
-    ? { arguments: args, argumentsCut: false }
-    : { arguments: null, argumentsCut: true };
+  return argsJson.length <= maxChars
+    ? { argumentsJson: argsJson, argumentsCut: false }
+    : { argumentsJson: 'null', argumentsCut: true };
 }
 
 export interface EventResult {

@@ -24,7 +24,7 @@ import type { TurnDeps } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
 import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
-import { eventArguments, eventResult } from './event-payload.js';
+import { eventArguments, eventResult, type EventArguments } from './event-payload.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
@@ -259,6 +259,31 @@ function recordJson(fields: Record<string, unknown>, raw: Record<string, string>
   return storableJsonText(`${json}}`);
 }
 
+/** The CALL_STARTED event's payload (its `seq` is added by the statement). */
+function startPayload(name: string, op: CachedOperation | undefined, args: EventArguments): string {
+  return recordJson(
+    { name, operationKey: op?.key ?? null, risk: op?.risk ?? null, argumentsCut: args.argumentsCut },
+    { arguments: args.argumentsJson },
+  );
+}
+
+/**
+ * A call's answer: its result with what the runtime needs of the record. Built property by
+ * property (V8 on Node 20 takes microseconds over `{ ...result, more }`).
+ */
+function answer(
+  result: CallResult,
+  callId: string | null,
+  seq: number | null,
+  recorded: boolean,
+): CallToolResult {
+  const out = result as CallToolResult;
+  out.callId = callId;
+  out.seq = seq;
+  out.recorded = recorded;
+  return out;
+}
+
 /**
  * Background retries of a call's record after the two immediate tries failed: about 30 s in all,
  * well inside LEDGER_SWEEP_AFTER_MS, so the sweep never races a retry that could still land.
@@ -446,15 +471,9 @@ export class TurnService {
     }
     if (early) {
       // Without the tools we cannot tell the risk: nothing was attempted, nothing is recorded.
-      return { ...early, callId: null, seq: null, recorded: false };
+      return answer(early, null, null, false);
     }
-    if (turn.finished)
-      return {
-        ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
-        callId: null,
-        seq: null,
-        recorded: false,
-      };
+    if (turn.finished) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
 
     // Arguments over a limit are refused before anything is recorded as started or sent; the
     // record keeps a short note instead of the payload.
@@ -482,6 +501,7 @@ export class TurnService {
     // A WRITE that will be dispatched gets a ledger intent before its request can go out.
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
     const argsJson = storableJsonText(checked.json);
+    const forEvent = eventArguments(argsJson);
     const start = recordJson(
       intentId === null
         ? { turn_id: turnId, call_id: callId }
@@ -494,15 +514,9 @@ export class TurnService {
             operation_key: op!.key,
             declared_name: name,
           },
-      {
-        payload: storableJson({
-          name,
-          operationKey: op?.key ?? null,
-          risk: op?.risk ?? null,
-          ...eventArguments(args),
-        }),
-        ...(intentId === null ? {} : { arguments: argsJson }),
-      },
+      intentId === null
+        ? { payload: startPayload(name, op, forEvent) }
+        : { payload: startPayload(name, op, forEvent), arguments: argsJson },
     );
     const startP = this.#starts
       .run({ json: start, lockKey: turnId })
@@ -520,23 +534,17 @@ export class TurnService {
           { err, turnId, name },
           'could not record a tool call; the WRITE call was not made',
         );
-        return {
-          ...failure(
+        return answer(
+          failure(
             CallStatus.UNAVAILABLE,
             `The platform could not record the call to ${name}, so it was not made. Nothing was done; it may work if tried again later.`,
           ),
-          callId: null,
-          seq: null,
-          recorded: false,
-        };
+          null,
+          null,
+          false,
+        );
       }
-      if (seq === null)
-        return {
-          ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
-          callId: null,
-          seq: null,
-          recorded: false,
-        };
+      if (seq === null) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
     }
 
     const progress = new CallProgress(
@@ -576,16 +584,10 @@ export class TurnService {
           { err, turnId, name, status: result.status },
           'could not record a tool call',
         );
-        return { ...result, callId: null, seq: null, recorded: false };
+        return answer(result, null, null, false);
       }
       // Finished by another instance meanwhile: a READ changed nothing; report the turn as over.
-      if (seq === null)
-        return {
-          ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
-          callId: null,
-          seq: null,
-          recorded: false,
-        };
+      if (seq === null) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
     }
     await progress.drain();
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
@@ -647,7 +649,8 @@ export class TurnService {
       );
       this.#recordLater(finish, { turnId, callId, name, write: isWrite }, 0);
     }
-    return { ...result, durationMs, callId, seq, recorded };
+    result.durationMs = durationMs;
+    return answer(result, callId, seq, recorded);
   }
 
   /** Runs the finish statement; true once the call is on record (also when an earlier try landed). */
@@ -727,17 +730,11 @@ export class TurnService {
         }),
       ]);
       const seq = rows[0]?.call_seq ?? null;
-      if (seq === null)
-        return {
-          ...failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE),
-          callId: null,
-          seq: null,
-          recorded: false,
-        };
-      return { ...result, callId, seq, recorded: true };
+      if (seq === null) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
+      return answer(result, callId, seq, true);
     } catch (err) {
       this.services.logger.error({ err, turnId: turn.id, name }, 'could not record a refused tool call');
-      return { ...result, callId: null, seq: null, recorded: false };
+      return answer(result, null, null, false);
     }
   }
 

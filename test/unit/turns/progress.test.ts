@@ -106,10 +106,13 @@ describe('the per-call progress gate', () => {
 
 describe('arguments on the CALL_STARTED event', () => {
   it('should carry them when small and leave them to the TurnCall when large', () => {
-    expect(eventArguments({ email: 'a@b.c' })).toEqual({
-      arguments: { email: 'a@b.c' },
+    expect(eventArguments('{"email":"a@b.c"}')).toEqual({
+      argumentsJson: '{"email":"a@b.c"}',
       argumentsCut: false,
     });
-    expect(eventArguments({ blob: 'x'.repeat(100) }, 50)).toEqual({ arguments: null, argumentsCut: true });
+    expect(eventArguments(JSON.stringify({ blob: 'x'.repeat(100) }), 50)).toEqual({
+      argumentsJson: 'null',
+      argumentsCut: true,
+    });
   });
 });
