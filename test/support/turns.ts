@@ -121,6 +121,30 @@ export async function startCrmWorld(
   };
 }
 
+/** Two instances of the service on one database and a stateless SDK peer serving {@link CRM_TOOLS}. */
+export interface TwoInstances {
+  A: TestApp;
+  B: TestApp;
+  peer: SdkServerHandle;
+  stop(): Promise<void>;
+}
+
+export async function startTwoInstances(): Promise<TwoInstances> {
+  const A = await startTestApp();
+  const B = await startTestApp();
+  const peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
+  return {
+    A,
+    B,
+    peer,
+    stop: async () => {
+      await A.stop();
+      await B.stop();
+      await peer.close();
+    },
+  };
+}
+
 /**
  * A workspace with an assistant and one OpenAPI connection whose operations are all enabled by the
  * operator, connected to the assistant.

@@ -3,20 +3,28 @@ import { Role } from '../../../src/auth/api-token.entity.js';
 import { fromGlobalId } from '../../../src/graphql/node.js';
 import { disableOperation, enableOperation } from '../../../src/operations/operation.service.js';
 import { DisableDocument, EnableDocument } from '../../generated/graphql.js';
-import { startTestApp, type TestApp } from '../../support/app.js';
-import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
+import type { TestApp } from '../../support/app.js';
+import type { SdkServerHandle } from '../../support/mcp-servers.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
 import { waitUntil } from '../../support/wait.js';
-import { begin, buildWorld, call, connectTools, CRM_TOOLS, type World } from '../../support/turns.js';
+import {
+  begin,
+  buildWorld,
+  call,
+  connectTools,
+  startTwoInstances,
+  type TwoInstances,
+  type World,
+} from '../../support/turns.js';
 
 let A: TestApp;
 let B: TestApp;
 let peer: SdkServerHandle;
+let instances: TwoInstances;
 
 beforeAll(async () => {
-  A = await startTestApp();
-  B = await startTestApp();
-  peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
+  instances = await startTwoInstances();
+  ({ A, B, peer } = instances);
 });
 
 /** Each test owns its workspace, connection and assistant: a disable in one never reaches another. */
@@ -26,11 +34,7 @@ async function ownWorld(): Promise<World> {
   return w;
 }
 
-afterAll(async () => {
-  await A.stop();
-  await B.stop();
-  await peer.close();
-});
+afterAll(() => instances.stop());
 
 describe('two instances on one database', () => {
   // How fast it travels (goal < 1 s) is measured by `npm run bench` (turns: disable propagation A → B).
