@@ -91,10 +91,16 @@ export async function seed(
   const span = Date.now() - 5 * 60_000 - from;
   const sql = app.app.services.orm.em.getConnection();
   const t0 = performance.now();
+  // Every turn declares the same (empty) list, stored once.
   await sql.execute(
-    `insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools, call_seq)
+    `insert into declared_tool_list (workspace_id, digest, tools, created_at)
+       values (?, encode(sha256('[]'), 'hex'), '[]', now())`,
+    [ws.id],
+  );
+  await sql.execute(
+    `insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
        select (lpad(to_hex(?::bigint + i), 12, '0') || lpad(to_hex(i), 20, '0'))::uuid, ?, (?::uuid[])[1 + i % 2], 'c' || i,
-              to_timestamp((?::bigint + i) / 1000.0), '[]', 0
+              to_timestamp((?::bigint + i) / 1000.0), encode(sha256('[]'), 'hex'), 0
        from generate_series(0, ? - 1) i`,
     [from, ws.id, `{${assistants.map((a) => a.id).join(',')}}`, from, TURNS],
   );

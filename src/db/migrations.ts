@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261201070000TraceContext } from '../../migrations/Migration20261201070000TraceContext.js';
 import { Migration20261201110000TurnPartitions } from '../../migrations/Migration20261201110000TurnPartitions.js';
 import { Migration20261201130000UnchangedDiscovery } from '../../migrations/Migration20261201130000UnchangedDiscovery.js';
+import { Migration20261201140000DeclaredToolLists } from '../../migrations/Migration20261201140000DeclaredToolLists.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
 import { Migration20261201101000UsageLive } from '../../migrations/Migration20261201101000UsageLive.js';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
@@ -36,4 +37,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201101000UsageLive', class: Migration20261201101000UsageLive },
   { name: 'Migration20261201110000TurnPartitions', class: Migration20261201110000TurnPartitions },
   { name: 'Migration20261201130000UnchangedDiscovery', class: Migration20261201130000UnchangedDiscovery },
+  { name: 'Migration20261201140000DeclaredToolLists', class: Migration20261201140000DeclaredToolLists },
 ];

@@ -7,6 +7,7 @@ import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
+import { declaredToolListLoader } from '../turns/declared-tool-list.js';
 import { ledgerOutcomeLoader } from '../turns/ledger-outcome.js';
 import { TurnCall } from '../turns/turn-call.entity.js';
 import { Turn } from '../turns/turn.entity.js';
@@ -188,6 +189,7 @@ export function createLoaders(em: EntityManager) {
     turnsOfAssistant: pageLoader(em, Turn, 'turn', 'assistant_id', 'desc'),
     turnsOfWorkspace: pageLoader(em, Turn, 'turn', 'workspace_id', 'desc'),
     turn: byIdLoader(em, Turn),
+    declaredToolList: declaredToolListLoader(em),
     turnCall: byIdLoader(em, TurnCall),
     ledgerOfWorkspace: pageLoader(em, LedgerEntry, 'ledger_entry', 'workspace_id', 'desc'),
     ledgerOutcome: ledgerOutcomeLoader(em),

@@ -43,8 +43,13 @@ export class Turn extends Node {
   @Property({ type: 'datetime', nullable: true })
   finishedAt: Date | null = null;
 
-  @Property({ type: 'json' })
-  declaredTools: DeclaredToolRecord[];
+  /**
+   * The SHA-256 (hex) of the declared-tools record's JSON: with the workspace, its row in
+   * `declared_tool_list` (stored once per tool list, not once per turn; read by
+   * src/turns/declared-tool-list.ts).
+   */
+  @Property({ type: 'string', length: 64 })
+  declaredToolsDigest: string;
 
   /** The last call's `seq`: incremented atomically as each call starts. */
   @Property({ type: 'integer', default: 0 })
@@ -54,21 +59,16 @@ export class Turn extends Node {
     workspace: Ref<Workspace>,
     assistant: Ref<Assistant>,
     conversationId: string,
-    declaredTools: DeclaredToolRecord[],
+    declaredToolsDigest: string,
   ) {
     super();
     this.workspace = workspace;
     this.assistant = assistant;
     this.conversationId = conversationId;
-    this.declaredTools = declaredTools;
+    this.declaredToolsDigest = declaredToolsDigest;
   }
 
   override get nodeId(): string {
     return toGlobalId('Turn', this.id);
-  }
-
-  @Field(() => [String], { description: 'The tool names declared to the model, in order.' })
-  get declaredToolNames(): string[] {
-    return this.declaredTools.map((t) => t.name);
   }
 }

@@ -425,6 +425,15 @@ export class TurnResolver {
     );
   }
 
+  @FieldResolver(() => [String], { description: 'The tool names declared to the model, in order.' })
+  async declaredToolNames(@Root() turn: Turn, @Ctx() ctx: Context): Promise<string[]> {
+    const tools = await ctx.loaders.declaredToolList.load({
+      workspaceId: turn.workspace.id,
+      digest: turn.declaredToolsDigest,
+    });
+    return tools.map((t) => t.name);
+  }
+
   @FieldResolver(() => Assistant)
   async assistant(@Root() turn: Turn, @Ctx() ctx: Context): Promise<Assistant> {
     return (await ctx.loaders.assistant.load(turn.assistant.id))!;

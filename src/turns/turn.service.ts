@@ -11,6 +11,7 @@
  * - Discovery is never called from here.
  */
 import type { TraceContext } from './trace.js';
+import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
@@ -57,10 +58,14 @@ interface TurnState {
 }
 
 interface PreparedTurn {
+  /** The SHA-256 (hex) of `declaredJson`: the list's key in `declared_tool_list`, with the workspace. */
+  digest: string;
   declaredJson: string;
   startedJson: string;
   /** Read only: shared by every turn of the entry. */
   builtIns: ReadonlySet<string>;
+  /** This process saw the list committed: later turns of the entry send only its digest. */
+  stored: boolean;
 }
 
 export interface BeginTurnResult {
@@ -89,13 +94,24 @@ const NOTIFY = `pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, '
  * before it, the turn's insert included. A call on a lost turn is refused (nothing sent, nothing
  * recorded), as a call on a finished turn is. Never group-committed: the setting would reach the
  * batch's other records.
+ *
+ * The declared-tools record is stored once per workspace and tool list (`declared_tool_list`,
+ * migration 20261201140000), and the turn refers to it by digest. A turn refers to a list only
+ * when the list is there by the end of its statement: either the same statement stores it
+ * (BEGIN_WITH_LIST_SQL: `on conflict do nothing`, which waits for another instance storing the same
+ * list at once), or, once this process has seen the list committed, BEGIN_SQL inserts the turn only
+ * if the list exists. The list's commit can be asynchronous too: the WAL is replayed as a prefix
+ * after a crash, and every turn that refers to a list was written after the list's commit, so a
+ * turn that survives a crash has its list. A list lost by such a crash (or otherwise gone) while this
+ * process remembers it as stored makes BEGIN_SQL insert nothing; beginTurn then stores the list
+ * again with its turn.
  */
-const BEGIN_SQL = `
+const BEGIN_CTES = `
 with cfg as (
   select set_config('synchronous_commit', 'off', true) as v
-), t as (
-  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools, call_seq)
-  values (?, ?, ?, ?, now(), ?::jsonb, 0)
+)`;
+
+const BEGIN_TAIL = `
   returning id, workspace_id, assistant_id, conversation_id
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
@@ -103,6 +119,21 @@ with cfg as (
   returning seq, workspace_id
 )
 select e.seq, ${NOTIFY} from e, cfg`;
+
+/** The first turn of a tool list in this process: the list (if new), the Turn and its event. */
+const BEGIN_WITH_LIST_SQL = `${BEGIN_CTES}, l as (
+  insert into declared_tool_list (workspace_id, digest, tools, created_at)
+  values (?, ?, ?::jsonb, now())
+  on conflict do nothing
+), t as (
+  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
+  values (?, ?, ?, ?, now(), ?, 0)${BEGIN_TAIL}`;
+
+/** Every later turn of a stored list: the Turn (only if its list exists) and its event. */
+const BEGIN_SQL = `${BEGIN_CTES}, t as (
+  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
+  select ?, ?, ?, ?, now(), ?, 0
+  where exists (select 1 from declared_tool_list where workspace_id = ? and digest = ?)${BEGIN_TAIL}`;
 
 /**
  * The starts of a batch of calls (group commit, `jsonBatchIo`), in one statement: each call's turn
@@ -338,19 +369,40 @@ export class TurnService {
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
     const turnId = uuidv7();
     const prepared = this.#prepared(tools);
-    // Bound parameters, not values inlined into the text as `execute` does: the declared-tools
-    // record (about 35 KB for 300 tools) is sent as it is, neither escaped here nor lexed there.
-    await this.#orm.em
-      .getConnection()
-      .getKnex()
-      .raw(BEGIN_SQL, [
+    const knex = this.#orm.em.getConnection().getKnex();
+    const ws = tools.workspaceId;
+    let stored = false;
+    if (prepared.stored) {
+      const result = await knex.raw<{ rows: unknown[] }>(BEGIN_SQL, [
         turnId,
-        tools.workspaceId,
+        ws,
         assistantId,
         conversationId,
-        prepared.declaredJson,
+        prepared.digest,
+        ws,
+        prepared.digest,
         prepared.startedJson,
       ]);
+      stored = result.rows.length > 0;
+      // The list is gone (lost with an uncommitted WAL tail, or deleted): store it again below.
+      if (!stored) prepared.stored = false;
+    }
+    if (!stored) {
+      // Bound parameters, not values inlined into the text as `execute` does: the declared-tools
+      // record (about 35 KB for 300 tools) is sent as it is, neither escaped here nor lexed there.
+      await knex.raw(BEGIN_WITH_LIST_SQL, [
+        ws,
+        prepared.digest,
+        prepared.declaredJson,
+        turnId,
+        ws,
+        assistantId,
+        conversationId,
+        prepared.digest,
+        prepared.startedJson,
+      ]);
+      prepared.stored = true;
+    }
     this.#remember({
       id: turnId,
       assistantId,
@@ -365,8 +417,8 @@ export class TurnService {
 
   /**
    * What every turn of one tool-cache entry stores and needs, computed once per entry: the turn's
-   * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise) and the
-   * built-in names.
+   * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise), its digest,
+   * and the built-in names.
    */
   #prepared(tools: AssistantTools): PreparedTurn {
     let prepared = this.#preparedByEntry.get(tools);
@@ -379,10 +431,13 @@ export class TurnService {
           operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
         };
       });
+      const declaredJson = JSON.stringify(declared);
       prepared = {
-        declaredJson: JSON.stringify(declared),
+        digest: createHash('sha256').update(declaredJson, 'utf8').digest('hex'),
+        declaredJson,
         startedJson: JSON.stringify({ tools: declared.length }),
         builtIns: new Set(declared.filter((d) => d.operationId === null).map((d) => d.name)),
+        stored: false,
       };
       this.#preparedByEntry.set(tools, prepared);
     }
@@ -400,7 +455,13 @@ export class TurnService {
           declared_tools: DeclaredToolRecord[];
           finished_at: Date | null;
         }[]
-      >('select assistant_id, workspace_id, conversation_id, declared_tools, finished_at from turn where id = ?', [turnId]);
+      >(
+        // A turn whose list is missing is as good as lost (see BEGIN_SQL): refused as not found.
+        `select t.assistant_id, t.workspace_id, t.conversation_id, l.tools as declared_tools, t.finished_at
+         from turn t join declared_tool_list l on l.workspace_id = t.workspace_id and l.digest = t.declared_tools_digest
+         where t.id = ?`,
+        [turnId],
+      );
       const row = rows[0];
       if (!row) throw notFoundError('turn');
       const map: Record<string, string> = Object.create(null) as Record<string, string>;
