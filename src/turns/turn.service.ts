@@ -16,7 +16,7 @@ import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/po
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
 import { GroupCommit, jsonBatchIo, type Keyed } from '../db/group-commit.js';
-import { prepare, preparedRunner } from '../db/prepared.js';
+import { prepare, preparedRunner, type RunPrepared } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
@@ -121,19 +121,25 @@ const BEGIN_TAIL = `
 select e.seq, ${NOTIFY} from e, cfg`;
 
 /** The first turn of a tool list in this process: the list (if new), the Turn and its event. */
-const BEGIN_WITH_LIST_SQL = `${BEGIN_CTES}, l as (
+const BEGIN_WITH_LIST_SQL = prepare(
+  'with: insert into declared_tool_list, turn',
+  `${BEGIN_CTES}, l as (
   insert into declared_tool_list (workspace_id, digest, tools, created_at)
   values (?, ?, ?::jsonb, now())
   on conflict do nothing
 ), t as (
   insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
-  values (?, ?, ?, ?, now(), ?, 0)${BEGIN_TAIL}`;
+  values (?, ?, ?, ?, now(), ?, 0)${BEGIN_TAIL}`,
+);
 
 /** Every later turn of a stored list: the Turn (only if its list exists) and its event. */
-const BEGIN_SQL = `${BEGIN_CTES}, t as (
+const BEGIN_SQL = prepare(
+  'with: insert into turn',
+  `${BEGIN_CTES}, t as (
   insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
   select ?, ?, ?, ?, now(), ?, 0
-  where exists (select 1 from declared_tool_list where workspace_id = ? and digest = ?)${BEGIN_TAIL}`;
+  where exists (select 1 from declared_tool_list where workspace_id = ? and digest = ?)${BEGIN_TAIL}`,
+);
 
 /**
  * The starts of a batch of calls (group commit, `jsonBatchIo`), in one statement: each call's turn
@@ -330,6 +336,8 @@ export class TurnService {
   /** callTool's records, group-committed under load (src/db/group-commit.ts): starts and finishes. */
   readonly #starts: GroupCommit<RecordItem>;
   readonly #finishes: GroupCommit<RecordItem>;
+  /** beginTurn's statement, prepared once per pooled connection (src/db/prepared.ts). */
+  readonly #run: RunPrepared;
 
   constructor(
     private readonly services: TurnDeps,
@@ -338,6 +346,7 @@ export class TurnService {
     private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,
   ) {
     const run = preparedRunner(services.orm);
+    this.#run = run;
     const json = (item: RecordItem) => item.json;
     this.#starts = new GroupCommit(jsonBatchIo(run, CALL_START_SQL, json), services.config.recordBatch);
     this.#finishes = new GroupCommit(jsonBatchIo(run, CALL_FINISH_SQL, json), services.config.recordBatch);
@@ -369,11 +378,10 @@ export class TurnService {
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
     const turnId = uuidv7();
     const prepared = this.#prepared(tools);
-    const knex = this.#orm.em.getConnection().getKnex();
     const ws = tools.workspaceId;
     let stored = false;
     if (prepared.stored) {
-      const result = await knex.raw<{ rows: unknown[] }>(BEGIN_SQL, [
+      const rows = await this.#run(BEGIN_SQL, [
         turnId,
         ws,
         assistantId,
@@ -383,14 +391,14 @@ export class TurnService {
         prepared.digest,
         prepared.startedJson,
       ]);
-      stored = result.rows.length > 0;
+      stored = rows.length > 0;
       // The list is gone (lost with an uncommitted WAL tail, or deleted): store it again below.
       if (!stored) prepared.stored = false;
     }
     if (!stored) {
       // Bound parameters, not values inlined into the text as `execute` does: the declared-tools
       // record (about 35 KB for 300 tools) is sent as it is, neither escaped here nor lexed there.
-      await knex.raw(BEGIN_WITH_LIST_SQL, [
+      await this.#run(BEGIN_WITH_LIST_SQL, [
         ws,
         prepared.digest,
         prepared.declaredJson,
