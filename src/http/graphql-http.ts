@@ -105,7 +105,7 @@ export function graphqlHttpHandler(
   return async (req, res, url, record) => {
     // The token first, from the headers alone: nothing of an unauthenticated request is read or parsed.
     const token = bearerToken(req.headers.authorization);
-    const principal = await services.auth.authenticate(services.orm.em.fork(), token);
+    const principal = await services.auth.authenticate(services.orm.em.getConnection(), token);
     if (!principal) {
       addErrorCodes(record, ['UNAUTHENTICATED']);
       return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);

@@ -35,7 +35,7 @@ function verifyUpgrade(services: Services): VerifyClientCallbackAsync {
   return (info, done) => {
     const header = info.req.headers.authorization;
     if (header === undefined) return done(true);
-    void services.auth.authenticate(services.orm.em.fork(), bearerToken(header)).then(
+    void services.auth.authenticate(services.orm.em.getConnection(), bearerToken(header)).then(
       (principal) =>
         principal
           ? done(true)
@@ -66,7 +66,10 @@ function subscribeChecks(
   const { rules, documents, quota, socketLog } = parts;
   return async (ctx, id, payload) => {
     // The token may have been revoked since the socket opened (cached for 10 s at most).
-    const principal = await services.auth.authenticate(services.orm.em.fork(), ctx.extra.token ?? null);
+    const principal = await services.auth.authenticate(
+      services.orm.em.getConnection(),
+      ctx.extra.token ?? null,
+    );
     if (!principal) return [unauthenticated('the API token is no longer valid')];
     const document = documents.parse(payload.query);
     if (document instanceof GraphQLError) return [document];
@@ -129,7 +132,7 @@ export function serveGraphqlWs(
   );
   const socketLog = new SocketLog(logger);
   const tokens = new SocketTokens(async (token) =>
-    Boolean(await services.auth.authenticate(services.orm.em.fork(), token)),
+    Boolean(await services.auth.authenticate(services.orm.em.getConnection(), token)),
   );
   const stopRevocations = services.auth.onRevoked((tokenId) => tokens.revoked(tokenId));
   /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
@@ -139,7 +142,7 @@ export function serveGraphqlWs(
       schema,
       onConnect: async (ctx) => {
         const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers.authorization);
-        const principal = await services.auth.authenticate(services.orm.em.fork(), token);
+        const principal = await services.auth.authenticate(services.orm.em.getConnection(), token);
         if (!principal || !token) return false; // closes with 4403 Forbidden
         ctx.extra.principal = principal;
         ctx.extra.token = token;

@@ -22,7 +22,7 @@ export function metricsRoutes(services: Services): Record<string, RouteHandler> 
     }
     if (access === 'token') {
       const principal = await services.auth.authenticate(
-        services.orm.em.fork(),
+        services.orm.em.getConnection(),
         bearerToken(req.headers.authorization),
       );
       if (!principal) return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);
