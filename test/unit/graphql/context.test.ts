@@ -43,3 +43,24 @@ describe('createContext', () => {
     expect(forks).toHaveLength(2);
   });
 });
+
+/** What Apollo does to a context before its resolvers see it (`cloneObject` in ApolloServer.js). */
+function apolloCopy<T extends object>(context: T): T {
+  return Object.assign(Object.create(Object.getPrototypeOf(context) as object) as T, context);
+}
+
+describe("createContext under Apollo's shallow copy", () => {
+  it('should fork nothing when copied, and share one fork between the copy and the original', () => {
+    const { services, forks } = fakeServices();
+    const record = { reqId: 'r-1' };
+    const ctx = createContext(services, null, { requestLog: record });
+    const copy = apolloCopy(ctx);
+    expect(forks).toHaveLength(0);
+    expect(copy.requestLog).toBe(record);
+    expect(copy.services).toBe(services);
+    const em = copy.em;
+    expect(ctx.em).toBe(em);
+    expect(copy.loaders).toBe(ctx.loaders);
+    expect(forks).toHaveLength(1);
+  });
+});
