@@ -97,17 +97,48 @@ export function refuseUnauthenticated(req: IncomingMessage, res: ServerResponse,
 
 /**
  * Reads the body up to `limit` bytes; null when it is (or is declared) larger. Stops reading at
- * the cap rather than buffering the rest.
+ * the cap rather than buffering the rest: the request is destroyed there. Rejects when the request
+ * fails or closes before its end. Plain listeners rather than `for await`: the async iterator's
+ * machinery was a visible share of a small request's CPU.
  */
-export async function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+export function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   const declared = declaredLength(req);
-  if (declared !== null && declared > limit) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  if (declared !== null && declared > limit) return Promise.resolve(null);
+  if (req.destroyed) return Promise.reject(new Error('the request closed before its body was read'));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    function onData(chunk: Buffer): void {
+      size += chunk.length;
+      if (size > limit) {
+        stop();
+        req.destroy();
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    }
+    function onEnd(): void {
+      stop();
+      resolve(Buffer.concat(chunks, size).toString('utf8'));
+    }
+    function onError(err: Error): void {
+      stop();
+      reject(err);
+    }
+    function onClose(): void {
+      stop();
+      reject(new Error('the request closed before its body was complete'));
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
