@@ -17,7 +17,13 @@ import { serveGraphqlWs } from './graphql-ws.js';
 import { healthRoutes } from './health-routes.js';
 import { sendJson } from './json-response.js';
 import { listen } from './listen.js';
-import { REQUEST_ID_HEADER, requestIdOf, routeOf, type RequestLogRecord } from './request-log.js';
+import {
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  requestLineLogger,
+  routeOf,
+  type RequestLogRecord,
+} from './request-log.js';
 
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
@@ -43,6 +49,7 @@ export async function startHttpServer(
   },
 ): Promise<HttpServer> {
   const { logger, metrics } = services;
+  const requestLog = requestLineLogger(logger);
   const httpServer = createServer();
   // The port is bound first, before the WebSocketServer is attached: it would re-emit a listen
   // failure as graphql-ws's "Internal error" stack instead of the one line of listenError.
@@ -96,7 +103,7 @@ export async function startHttpServer(
       const status = res.writableFinished ? res.statusCode : 499;
       metrics.httpRequest(routeOf(url.pathname), status, ms);
       // Never the query string: GET queries carry their variables there.
-      logger.info({ ...record, method: req.method, path: url.pathname, status, ms }, 'request');
+      requestLog.info({ ...record, method: req.method, path: url.pathname, status, ms }, 'request');
     });
     void handle(req, res, url, record).catch((err: unknown) => {
       logger.error({ err }, 'unhandled error in request');
