@@ -22,6 +22,7 @@ import {
   requestIdOf,
   requestLineLogger,
   routeOf,
+  type RequestLine,
   type RequestLogRecord,
 } from './request-log.js';
 
@@ -103,7 +104,14 @@ export async function startHttpServer(
       const status = res.writableFinished ? res.statusCode : 499;
       metrics.httpRequest(routeOf(url.pathname), status, ms);
       // Never the query string: GET queries carry their variables there.
-      requestLog.info({ ...record, method: req.method, path: url.pathname, status, ms }, 'request');
+      // The record becomes the line (property by property: V8 on Node 20 takes microseconds over
+      // `{ ...record, more }`); nothing reads the record after its request has closed.
+      const line = record as RequestLine;
+      line.method = req.method;
+      line.path = url.pathname;
+      line.status = status;
+      line.ms = ms;
+      requestLog.info(line, 'request');
     });
     void handle(req, res, url, record).catch((err: unknown) => {
       logger.error({ err }, 'unhandled error in request');
