@@ -21,7 +21,7 @@ import { EventEmitter } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomBytes } from 'node:crypto';
-import { Agent, Pool } from 'undici';
+import { Agent, Pool, type Dispatcher } from 'undici';
 import { ConnectionKind, CredentialKind } from '../src/connections/connection.entity.js';
 import { credentialAad } from '../src/connections/connection.service.js';
 import { SecretBox } from '../src/connections/secrets.js';
@@ -81,6 +81,33 @@ function row(label: string, s: Sample, base: Sample): string {
   return `  ${label.padEnd(26)} ${s.wallUs.toFixed(0).padStart(6)} µs/call ${(1e6 / s.wallUs).toFixed(0).padStart(7)} calls/s   client CPU ${s.cpuUs.toFixed(0).padStart(4)} µs/call   ${ratio}x wall, ${cpuRatio}x CPU vs bare`;
 }
 
+const BARE_HEADERS = {
+  accept: 'application/json, text/event-stream',
+  'content-type': 'application/json',
+  'mcp-protocol-version': '2025-06-18',
+};
+
+/** A bare `tools/call` of `tool_0` through `dispatcher` (an Agent or a Pool): the JSON parsed, nothing else. */
+function bareToolsCall(dispatcher: Dispatcher, target: URL, args: Record<string, unknown>): Call {
+  let id = 1;
+  return async () => {
+    const res = await dispatcher.request({
+      origin: target.origin,
+      path: target.pathname,
+      method: 'POST',
+      headers: BARE_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: id++,
+        method: 'tools/call',
+        params: { name: 'tool_0', arguments: args },
+      }),
+    });
+    const body = (await res.body.json()) as { result?: unknown };
+    if (res.statusCode !== 200 || body.result === undefined) throw new Error('bare call failed');
+  };
+}
+
 export async function run(): Promise<void> {
   const peer = await startPeerProcess(1);
   const url = peer.url;
@@ -89,28 +116,7 @@ export async function run(): Promise<void> {
 
   // Bare undici: the same headers and body, the JSON parsed, nothing else.
   const agent = new Agent();
-  let bareId = 1;
-  const bareHeaders = {
-    accept: 'application/json, text/event-stream',
-    'content-type': 'application/json',
-    'mcp-protocol-version': '2025-06-18',
-  };
-  const bare: Call = async () => {
-    const res = await agent.request({
-      origin: target.origin,
-      path: target.pathname,
-      method: 'POST',
-      headers: bareHeaders,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: bareId++,
-        method: 'tools/call',
-        params: { name: 'tool_0', arguments: args },
-      }),
-    });
-    const body = (await res.body.json()) as { result?: unknown };
-    if (res.statusCode !== 200 || body.result === undefined) throw new Error('bare call failed');
-  };
+  const bare = bareToolsCall(agent, target, args);
 
   const outbound = new OutboundClient({ allowLoopback: true });
   const mcp = new McpClient(outbound);
@@ -186,26 +192,7 @@ async function rawPeerDispatch(): Promise<void> {
   const target = new URL(peer.url);
   const args = { q: 'hello' };
   const pool = new Pool(target.origin);
-  let bareId = 1;
-  const bare: Call = async () => {
-    const res = await pool.request({
-      path: target.pathname,
-      method: 'POST',
-      headers: {
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: bareId++,
-        method: 'tools/call',
-        params: { name: 'tool_0', arguments: args },
-      }),
-    });
-    const body = (await res.body.json()) as { result?: unknown };
-    if (res.statusCode !== 200 || body.result === undefined) throw new Error('bare call failed');
-  };
+  const bare = bareToolsCall(pool, target, args);
 
   const outbound = new OutboundClient({ allowLoopback: true });
   const mcp = new McpClient(outbound);

@@ -16,6 +16,7 @@
  *
  * Nothing here reads the database, the network or the clock.
  */
+import { Memo } from '../memo.js';
 
 /** Why discovery holds an operation until its condition clears; the next discovery then releases it. */
 export const HOLD_CODES = ['KEY_ORIGIN_NOT_GIVEN', 'BASE_ADDRESS_UNCALLABLE'] as const;
@@ -39,20 +40,13 @@ export function isKeyCredential(kind: string): boolean {
 export function originOf(url: string | null | undefined): string | null {
   if (url == null || url === '') return null;
   // Every MCP call asks this of its endpoint, twice: parse each such address once.
-  if (url.length > KNOWN_ORIGIN_MAX_CHARS) return parseOrigin(url);
-  let origin = knownOrigins.get(url);
-  if (origin === undefined) {
-    origin = parseOrigin(url);
-    if (knownOrigins.size >= KNOWN_ORIGINS_KEPT) knownOrigins.clear();
-    knownOrigins.set(url, origin);
-  }
-  return origin;
+  return url.length > KNOWN_ORIGIN_MAX_CHARS ? parseOrigin(url) : knownOrigins.get(url);
 }
 
 /** Addresses whose origin is kept (the table is emptied when full), up to this length. */
 const KNOWN_ORIGINS_KEPT = 512;
 const KNOWN_ORIGIN_MAX_CHARS = 512;
-const knownOrigins = new Map<string, string | null>();
+const knownOrigins = new Memo(KNOWN_ORIGINS_KEPT, parseOrigin);
 
 function parseOrigin(url: string): string | null {
   let parsed: URL;

@@ -24,6 +24,7 @@ import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { OutboundError, OutboundErrorCode } from './outbound-error.js';
 import { CALL_TIMEOUT_MS, FORBIDDEN_HEADER_CHARS, MAX_UPSTREAM_BODY_BYTES } from '../limits.js';
+import { Memo } from '../memo.js';
 
 /** Per-request deadline, covering connect, response headers and the whole body. */
 export const DEFAULT_TIMEOUT_MS = CALL_TIMEOUT_MS;
@@ -148,22 +149,11 @@ export function classifyAddress(address: string): string {
 const CHECKED_URLS_KEPT = 256;
 
 /** Classification is a few microseconds; IP-literal URLs repeat on every call, so keep a few. */
-const rangeCache = new Map<string, string>();
-const RANGE_CACHE_SIZE = 256;
-
-function cachedRange(address: string): string {
-  let range = rangeCache.get(address);
-  if (range === undefined) {
-    range = classifyAddress(address);
-    if (rangeCache.size >= RANGE_CACHE_SIZE) rangeCache.clear();
-    rangeCache.set(address, range);
-  }
-  return range;
-}
+const ranges = new Memo(256, classifyAddress);
 
 /** Whether a connection to this address is allowed without an allow-list entry. */
 export function isAddressAllowed(address: string, allowLoopback: boolean): boolean {
-  const range = cachedRange(address);
+  const range = ranges.get(address);
   return range === 'unicast' || (allowLoopback && range === 'loopback');
 }
 
@@ -305,7 +295,7 @@ export class OutboundClient {
   readonly #rules: HostRule[];
   readonly #agent: Agent;
   /** Addresses that passed `checkUrl`, parsed (shared by requests: never changed). */
-  readonly #checkedUrls = new Map<string, URL>();
+  readonly #checkedUrls = new Memo(CHECKED_URLS_KEPT, (input) => this.checkUrl(input));
 
   constructor(options: OutboundOptions = {}) {
     const {
@@ -409,14 +399,7 @@ export class OutboundClient {
    * are judged at connect time, after DNS, on every new connection).
    */
   #checkedUrl(input: string | URL): URL {
-    if (typeof input !== 'string') return this.checkUrl(input);
-    let url = this.#checkedUrls.get(input);
-    if (url === undefined) {
-      url = this.checkUrl(input);
-      if (this.#checkedUrls.size >= CHECKED_URLS_KEPT) this.#checkedUrls.clear();
-      this.#checkedUrls.set(input, url);
-    }
-    return url;
+    return typeof input === 'string' ? this.#checkedUrls.get(input) : this.checkUrl(input);
   }
 
   /**
