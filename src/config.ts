@@ -26,6 +26,7 @@ export const DEFAULT_TOKEN_RECHECK_MS = 15_000;
 /** Longer than any call can take (4 sends of up to 120 s) plus the ~30 s of background record retries. */
 export const DEFAULT_LEDGER_SWEEP_AFTER_MS = 10 * 60_000;
 export const DEFAULT_LEDGER_SWEEP_EVERY_MS = 60_000;
+export const DEFAULT_READ_START_HOLD_MS = 50; // a READ answered within this is recorded in one statement
 export const DEFAULT_USAGE_ROLLUP_EVERY_MS = 60_000;
 export const DEFAULT_USAGE_SETTLE_MS = 20 * 60_000;
 export const DEFAULT_DESCRIPTION_WORKERS = 1; // worker threads that parse and convert descriptions
@@ -108,6 +109,11 @@ export interface Config {
   turnRetentionDays: number;
   /** Group commit of the call path's records (src/db/group-commit.ts); maxBatch 1 turns it off. */
   recordBatch: { maxBatch: number; inFlight: number };
+  /**
+   * A READ call's start is held back this long (0: written at once): a READ answered within it is
+   * recorded, start and finish, in ONE statement (see CALL_RECORD_SQL).
+   */
+  readStartHoldMs: number;
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -336,6 +342,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBatch: int(env, 'RECORD_BATCH_MAX', DEFAULT_GROUP_COMMIT_MAX_BATCH, 1, 1_000),
       inFlight: int(env, 'RECORD_BATCH_IN_FLIGHT', DEFAULT_GROUP_COMMIT_IN_FLIGHT, 1, 8),
     },
+    readStartHoldMs: int(env, 'READ_START_HOLD_MS', DEFAULT_READ_START_HOLD_MS, 0, 1_000),
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),

@@ -42,8 +42,12 @@ export class CallProgress {
     private readonly orm: MikroORM,
     private readonly logger: Logger,
     private readonly call: CallIdentity,
-    /** The call's seq in its turn, once CALL_STARTED is stored (null: the turn had finished). */
-    private readonly seq: Promise<number | null>,
+    /**
+     * The call's seq in its turn, once CALL_STARTED is stored (null: the turn had finished or its
+     * start could not be stored). Asked for at the first progress line: a READ's start may be held
+     * back until then (READ_START_HOLD_MS).
+     */
+    private readonly seq: () => Promise<number | null>,
     limits: ProgressLimits = {},
     private readonly now: () => number = () => performance.now(),
   ) {
@@ -62,9 +66,10 @@ export class CallProgress {
   }
 
   #emit(line: ProgressLine): void {
+    const seqP = this.seq(); // at once: the call's start is written now if it was held back
     this.#chain = this.#chain.then(async () => {
       try {
-        const seq = await this.seq;
+        const seq = await seqP;
         if (seq === null) return;
         const c = this.call;
         await this.orm.em

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
-import { GroupCommit, jsonBatchIo, type Keyed } from '../db/group-commit.js';
+import { GroupCommit, jsonBatchIo, type Keyed, type Row } from '../db/group-commit.js';
 import { prepare, preparedRunner, type RunPrepared } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
 import { EVENTS_CHANNEL } from '../db/notifier.js';
@@ -26,6 +26,7 @@ import { resolveDeclaredName, type DeclaredTool } from './declare.js';
 import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
 import { eventArguments, eventResult, type EventArguments } from './event-payload.js';
+import type { ProgressRecord } from './progress.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
@@ -248,6 +249,64 @@ from e`,
 );
 
 /**
+ * A READ answered within READ_START_HOLD_MS, whole (group commit, `jsonBatchIo`), in one statement
+ * committed synchronously: its seq, CALL_STARTED, TurnCall and CALL_FINISHED. Half the statements,
+ * commits and wake-ups of start-then-finish, for the calls that are most of the traffic.
+ *
+ * - As in CALL_START_SQL, turns are locked in id order, a finished turn's calls get no row, and
+ *   several calls of one turn get consecutive seqs in batch order. A READ's seq is thus the order
+ *   in which its record was taken, not the order its request went out.
+ * - Both events of a call come from one insert, CALL_STARTED first, so their seqs are in order.
+ * - The events' payloads get `seq` here (it is only known here): `||` puts it last, over the
+ *   placeholder the finish payload carries.
+ */
+export const CALL_RECORD_SQL = prepare(
+  'with: insert into turn_call',
+  `
+with r as (
+  select * from jsonb_to_recordset(?::jsonb) as r(
+    ord int, id uuid, turn_id uuid, operation_key text, operation_id uuid, declared_name text,
+    arguments jsonb, status text, message text, attempts int, resends int, duration_ms int, risk text,
+    started_at timestamptz, traceparent text, tracestate text, start_payload jsonb, payload jsonb)
+), n as (
+  select turn_id, count(*)::int as calls from r group by turn_id
+), locked as (
+  select id from turn where id in (select turn_id from n) and finished_at is null order by id for update
+), s as (
+  update turn t set call_seq = t.call_seq + n.calls from n
+  where t.id = n.turn_id and t.id in (select id from locked) and t.finished_at is null
+  returning t.id, t.call_seq, n.calls, t.workspace_id, t.assistant_id, t.conversation_id
+), c as (
+  select r.*, s.workspace_id, s.assistant_id, s.conversation_id,
+         (s.call_seq - s.calls + row_number() over (partition by r.turn_id order by r.ord))::int as call_seq
+  from r join s on s.id = r.turn_id
+), tc as (
+  insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
+                         status, message, attempts, resends, duration_ms, risk, started_at, finished_at,
+                         traceparent, tracestate)
+  select id, turn_id, workspace_id, call_seq, operation_key, (select o.id from operation o where o.id = c.operation_id),
+         declared_name, arguments, status, message, attempts, resends, duration_ms, risk, started_at, now(),
+         traceparent, tracestate
+  from c
+  returning id
+), e as (
+  insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
+  select workspace_id, assistant_id, conversation_id, turn_id, id, type, payload_ || jsonb_build_object('seq', call_seq), now()
+  from (
+    select c.*, 0 as k, 'CALL_STARTED' as type, start_payload as payload_ from c
+    union all
+    select c.*, 1 as k, 'CALL_FINISHED' as type, payload as payload_ from c
+  ) x
+  order by ord, k
+  returning seq, workspace_id
+), sent as (
+  select count(${NOTIFY}) as n from e
+)
+select c.ord, c.call_seq, (select count(*) from tc) as calls, (select n from sent) as notified
+from c`,
+);
+
+/**
  * A call refused before anything was sent (arguments over a limit): seq, its TurnCall and its
  * CALL_FINISHED event in one statement. No CALL_STARTED: nothing started.
  */
@@ -321,6 +380,82 @@ function answer(
   return out;
 }
 
+/** A call's seq from its start (or whole) record's rows: null when its turn had finished. */
+function seqOf(rows: Row[]): number | null {
+  return (rows[0]?.call_seq as number | undefined) ?? null;
+}
+
+/** What a call's finish record is made of. */
+interface FinishedCall {
+  callId: string;
+  turn: TurnState;
+  op: CachedOperation | undefined;
+  name: string;
+  result: CallResult;
+  /** The result's message, storable. */
+  message: string | null;
+  durationMs: number;
+  started: Date;
+  trace: TraceContext | null;
+  intentId: string | null;
+  argsJson: string;
+}
+
+/**
+ * A call's finish record (CALL_FINISH_SQL), or with `startPayloadJson` its whole record
+ * (CALL_RECORD_SQL, `seq` null: the statement gives it).
+ */
+function finishJson(
+  c: FinishedCall,
+  seq: number | null,
+  progress: ProgressRecord,
+  startPayloadJson: string | null,
+): string {
+  const { result, op, turn } = c;
+  const isWrite = c.intentId !== null;
+  const payload = storableJson({
+    seq,
+    name: c.name,
+    operationKey: op?.key ?? null,
+    risk: op?.risk ?? null,
+    status: result.status,
+    durationMs: c.durationMs,
+    attempts: result.attempts,
+    resends: result.resends,
+    message: c.message,
+    result: eventResult(result),
+    progress,
+  });
+  return recordJson(
+    {
+      id: c.callId,
+      turn_id: turn.id,
+      workspace_id: turn.workspaceId,
+      assistant_id: turn.assistantId,
+      conversation_id: turn.conversationId,
+      seq,
+      operation_key: op?.key ?? null,
+      operation_id: op?.id ?? null,
+      declared_name: c.name,
+      status: result.status,
+      message: c.message,
+      attempts: result.attempts,
+      resends: result.resends,
+      duration_ms: c.durationMs,
+      risk: op?.risk ?? null,
+      started_at: c.started,
+      traceparent: c.trace?.traceparent ?? null,
+      tracestate: c.trace?.tracestate ?? null,
+      // The outcome of a WRITE's ledger intent.
+      outcome_id: isWrite ? uuidv7() : null,
+      intent_id: c.intentId,
+    },
+    startPayloadJson === null
+      ? { arguments: c.argsJson, payload }
+      : { arguments: c.argsJson, payload, start_payload: startPayloadJson },
+  );
+}
+
 /**
  * Background retries of a call's record after the two immediate tries failed: about 30 s in all,
  * well inside LEDGER_SWEEP_AFTER_MS, so the sweep never races a retry that could still land.
@@ -336,6 +471,8 @@ export class TurnService {
   /** callTool's records, group-committed under load (src/db/group-commit.ts): starts and finishes. */
   readonly #starts: GroupCommit<RecordItem>;
   readonly #finishes: GroupCommit<RecordItem>;
+  /** READs answered within READ_START_HOLD_MS: start and finish as one record. */
+  readonly #records: GroupCommit<RecordItem>;
   /** beginTurn's statement, prepared once per pooled connection (src/db/prepared.ts). */
   readonly #run: RunPrepared;
 
@@ -350,17 +487,18 @@ export class TurnService {
     const json = (item: RecordItem) => item.json;
     this.#starts = new GroupCommit(jsonBatchIo(run, CALL_START_SQL, json), services.config.recordBatch);
     this.#finishes = new GroupCommit(jsonBatchIo(run, CALL_FINISH_SQL, json), services.config.recordBatch);
+    this.#records = new GroupCommit(jsonBatchIo(run, CALL_RECORD_SQL, json), services.config.recordBatch);
   }
 
   /** How the records were committed so far (batches of several records; for tests and the bench). */
   get groupCommitStats(): Readonly<GroupCommit<RecordItem>['stats']> {
-    const a = this.#starts.stats;
-    const b = this.#finishes.stats;
-    return {
-      batches: a.batches + b.batches,
-      batched: a.batched + b.batched,
-      fallbacks: a.fallbacks + b.fallbacks,
-    };
+    const out = { batches: 0, batched: 0, fallbacks: 0 };
+    for (const { stats } of [this.#starts, this.#finishes, this.#records]) {
+      out.batches += stats.batches;
+      out.batched += stats.batched;
+      out.fallbacks += stats.fallbacks;
+    }
+    return out;
   }
 
   get #orm(): MikroORM {
@@ -571,6 +709,7 @@ export class TurnService {
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
     const argsJson = storableJsonText(checked.json);
     const forEvent = eventArguments(argsJson);
+    const startPayloadJson = startPayload(name, op, forEvent);
     const start = recordJson(
       intentId === null
         ? { turn_id: turnId, call_id: callId }
@@ -583,21 +722,34 @@ export class TurnService {
             operation_key: op!.key,
             declared_name: name,
           },
-      intentId === null
-        ? { payload: startPayload(name, op, forEvent) }
-        : { payload: startPayload(name, op, forEvent), arguments: argsJson },
+      intentId === null ? { payload: startPayloadJson } : { payload: startPayloadJson, arguments: argsJson },
     );
-    const startP = this.#starts
-      .run({ json: start, lockKey: turnId })
-      .then((rows) => (rows[0]?.call_seq as number | undefined) ?? null);
-    startP.catch(() => undefined); // observed below; never an unhandled rejection
+    const startItem: RecordItem = { json: start, lockKey: turnId };
+    let startP: Promise<number | null> | null = null;
+    /** Writes the call's start (once): its seq, or null when the turn had finished. */
+    const startNow = (): Promise<number | null> => {
+      if (startP === null) {
+        startP = this.#starts.run(startItem).then(seqOf);
+        startP.catch(() => undefined); // observed where it is awaited; never an unhandled rejection
+      }
+      return startP;
+    };
 
     // A WRITE goes out only once its call is on record, so no side effect can go unrecorded. A READ
-    // goes out at once: the CALL_STARTED statement runs while the tool works.
+    // goes out at once; its start is held back up to READ_START_HOLD_MS (0: written at once, while
+    // the tool works). A READ answered meanwhile is recorded whole, in one statement; one that takes
+    // longer, or sends progress (which needs the seq), gets its start written then.
+    const holdMs = this.services.config.readStartHoldMs;
+    let hold: NodeJS.Timeout | null = null;
+    if (intentId !== null || holdMs === 0) void startNow();
+    else if (early === null) {
+      hold = setTimeout(() => void startNow(), holdMs);
+      hold.unref();
+    }
     let seq: number | null = null;
     if (intentId !== null) {
       try {
-        seq = await startP;
+        seq = await startNow();
       } catch (err) {
         this.services.logger.error(
           { err, turnId, name },
@@ -627,7 +779,7 @@ export class TurnService {
         callId,
         name,
       },
-      startP.catch(() => null),
+      () => startNow().catch(() => null),
       { minIntervalMs: this.services.config.progressMinIntervalMs },
     );
     let result: CallResult;
@@ -644,9 +796,48 @@ export class TurnService {
         `The call to ${name} failed inside the platform. Nothing more is known; the team will check.`,
       );
     }
+    if (hold !== null) clearTimeout(hold);
+    const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
+    const isWrite = intentId !== null;
+    const message = storableText(result.message);
+    const call: FinishedCall = {
+      callId,
+      turn,
+      op,
+      name,
+      result,
+      message,
+      durationMs,
+      started,
+      trace,
+      intentId,
+      argsJson,
+    };
+
+    if (startP === null) {
+      // Nothing of the call is on record yet (and no progress was sent): all of it in one statement.
+      let rows: Row[] | null = null;
+      try {
+        rows = await this.#records.run({
+          lockKey: turnId,
+          json: finishJson(call, null, progress.record(), startPayloadJson),
+        });
+      } catch (err) {
+        // Whatever failed, the call is recorded the usual way below: its start first, so that a
+        // finish that cannot be written leaves a CALL_STARTED for the ledger sweep to close.
+        this.services.logger.warn({ err }, 'recording a tool call failed');
+      }
+      if (rows !== null) {
+        seq = seqOf(rows);
+        // Finished by another instance meanwhile: a READ changed nothing; report the turn as over.
+        if (seq === null) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
+        result.durationMs = durationMs;
+        return answer(result, callId, seq, true);
+      }
+    }
     if (seq === null) {
       try {
-        seq = await startP;
+        seq = await startNow();
       } catch (err) {
         // The database is unreachable: a READ's result still reaches the model; its record is lost, and logged.
         this.services.logger.error(
@@ -659,53 +850,7 @@ export class TurnService {
       if (seq === null) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
     }
     await progress.drain();
-    const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
-    const isWrite = intentId !== null;
-    const message = storableText(result.message);
-    const finish: RecordItem = {
-      lockKey: turnId,
-      json: recordJson(
-        {
-          id: callId,
-          turn_id: turnId,
-          workspace_id: turn.workspaceId,
-          assistant_id: turn.assistantId,
-          conversation_id: turn.conversationId,
-          seq,
-          operation_key: op?.key ?? null,
-          operation_id: op?.id ?? null,
-          declared_name: name,
-          status: result.status,
-          message,
-          attempts: result.attempts,
-          resends: result.resends,
-          duration_ms: durationMs,
-          risk: op?.risk ?? null,
-          started_at: started,
-          traceparent: trace?.traceparent ?? null,
-          tracestate: trace?.tracestate ?? null,
-          // The outcome of a WRITE's ledger intent.
-          outcome_id: isWrite ? uuidv7() : null,
-          intent_id: intentId,
-        },
-        {
-          arguments: argsJson,
-          payload: storableJson({
-            seq,
-            name,
-            operationKey: op?.key ?? null,
-            risk: op?.risk ?? null,
-            status: result.status,
-            durationMs,
-            attempts: result.attempts,
-            resends: result.resends,
-            message,
-            result: eventResult(result),
-            progress: progress.record(),
-          }),
-        },
-      ),
-    };
+    const finish: RecordItem = { lockKey: turnId, json: finishJson(call, seq, progress.record(), null) };
     // One retry at once; then the runtime is told (recorded: false) and a bounded number of
     // retries continue in the background. A WRITE's intent is already stored: if none of them
     // lands, the ledger sweep closes it as OUTCOME_UNKNOWN.

@@ -1,0 +1,261 @@
+/**
+ * A READ's start is held back (READ_START_HOLD_MS, issue 15): a READ answered within the hold is
+ * recorded whole in ONE statement (CALL_RECORD_SQL); one that takes longer, or that sends progress,
+ * has its CALL_STARTED written while it works, as before. Checked on the rows and the statements
+ * sent, never on time: the slow tools wait for the test, not for a clock.
+ */
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchJson } from '../../../src/db/group-commit.js';
+import { uuidv7 } from '../../../src/db/ids.js';
+import { preparedRunner } from '../../../src/db/prepared.js';
+import { CALL_FINISH_SQL, CALL_RECORD_SQL, CALL_START_SQL } from '../../../src/turns/turn.service.js';
+import { startTestApp, type TestApp } from '../../support/app.js';
+import { rawId } from '../../support/ids.js';
+import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
+import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
+
+/** The held tools answer once the test opens their gate (one gate per call). */
+const gate = { waiting: 0, open: () => undefined as void };
+function closedGate(): Promise<void> {
+  gate.waiting++;
+  return new Promise<void>((resolve) => {
+    gate.open = () => {
+      gate.waiting--;
+      resolve();
+    };
+  });
+}
+
+const TOOLS: PeerTool[] = [
+  {
+    name: 'lookup',
+    inputSchema: { email: z.string() },
+    annotations: { readOnlyHint: true },
+    handler: (args) => ({ content: [{ type: 'text', text: `found ${String(args.email)}` }] }),
+  },
+  {
+    name: 'held',
+    annotations: { readOnlyHint: true },
+    handler: async () => {
+      await closedGate();
+      return { content: [{ type: 'text', text: 'late' }] };
+    },
+  },
+  {
+    name: 'working',
+    annotations: { readOnlyHint: true },
+    handler: async (_args, extra) => {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: extra._meta!.progressToken!, progress: 1, total: 2, message: 'half way' },
+      });
+      await closedGate();
+      return { content: [{ type: 'text', text: 'done' }] };
+    },
+  },
+];
+
+let t: TestApp;
+let peer: SdkServerHandle;
+let w: World;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { READ_START_HOLD_MS: '1000', PROGRESS_INTERVAL_MS: '0' } });
+  peer = await startSdkServer({ stateful: false, json: false, tools: TOOLS });
+  w = await buildWorld(t, peer.url, 'Hold');
+  await connectTools(t, w);
+});
+
+afterAll(async () => {
+  await t.stop();
+  await peer.close();
+});
+
+const sql = <T>(text: string, params: unknown[] = []) =>
+  t.app.services.orm.em.getConnection().execute<T[]>(text, params);
+
+interface EventRow {
+  type: string;
+  seq: string;
+  call_seq: number | null;
+  email: string | null;
+  status: string | null;
+}
+const eventsOf = (callId: string) =>
+  sql<EventRow>(
+    `select type, seq, (payload->>'seq')::int as call_seq, payload->'arguments'->>'email' as email,
+            payload->>'status' as status
+     from turn_event where call_id = ? order by seq`,
+    [rawId(callId)],
+  );
+
+/** The call statements sent since `from` in t.queries: S start, R whole record, F finish. */
+const callStatements = (from: number) =>
+  t.queries
+    .slice(from)
+    .map((q) =>
+      q === CALL_START_SQL.text
+        ? 'S'
+        : q === CALL_RECORD_SQL.text
+          ? 'R'
+          : q === CALL_FINISH_SQL.text
+            ? 'F'
+            : null,
+    )
+    .filter((x) => x !== null)
+    .join('');
+
+describe('a READ answered within the hold', () => {
+  it('should be recorded whole in one statement, CALL_STARTED before CALL_FINISHED, both with its seq', async () => {
+    const turn = await begin(t, w, 'hold-1');
+    const from = t.queries.length;
+    const answer = await call(t, w, turn.turnId, 'hold__lookup', { email: 'ann@example.com' });
+    expect(answer).toMatchObject({ ok: true, status: 'SUCCEEDED', recorded: true, seq: 1 });
+    expect(callStatements(from)).toBe('R');
+    const events = await eventsOf(answer.callId!);
+    expect(events.map((e) => [e.type, e.call_seq, e.email, e.status])).toEqual([
+      ['CALL_STARTED', 1, 'ann@example.com', null],
+      ['CALL_FINISHED', 1, null, 'SUCCEEDED'],
+    ]);
+    expect(
+      await sql('select seq, status, declared_name from turn_call where id = ?', [rawId(answer.callId!)]),
+    ).toEqual([{ seq: 1, status: 'SUCCEEDED', declared_name: 'hold__lookup' }]);
+  });
+
+  it('should give concurrent READs of one turn distinct, consecutive seqs', async () => {
+    const turn = await begin(t, w, 'hold-many');
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call(t, w, turn.turnId, 'hold__lookup', { email: `${i}@example.com` }),
+      ),
+    );
+    expect(answers.map((a) => a.seq).sort((a, b) => a! - b!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const a of answers) {
+      const events = await eventsOf(a.callId!);
+      expect(events.map((e) => [e.type, e.call_seq])).toEqual([
+        ['CALL_STARTED', a.seq],
+        ['CALL_FINISHED', a.seq],
+      ]);
+    }
+    expect(await sql('select call_seq from turn where id = ?', [rawId(turn.turnId)])).toEqual([
+      { call_seq: 8 },
+    ]);
+    // The next call, held or not, takes the next seq.
+    expect((await call(t, w, turn.turnId, 'hold__lookup', { email: 'next@example.com' })).seq).toBe(9);
+  });
+});
+
+describe('a READ that takes longer than the hold', () => {
+  it('should have its CALL_STARTED written while the tool works, then its finish', async () => {
+    const config = t.app.services.config as { readStartHoldMs: number };
+    config.readStartHoldMs = 20;
+    try {
+      const turn = await begin(t, w, 'hold-slow');
+      const from = t.queries.length;
+      const pending = call(t, w, turn.turnId, 'hold__held', {});
+      // The tool has not answered (it waits for the gate): the start is on record meanwhile.
+      await waitUntil(
+        async () =>
+          (
+            await sql(`select 1 from turn_event where turn_id = ? and type = 'CALL_STARTED'`, [
+              rawId(turn.turnId),
+            ])
+          ).length === 1,
+      );
+      expect(gate.waiting).toBe(1);
+      gate.open();
+      const answer = await pending;
+      expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
+      expect(callStatements(from)).toBe('SF');
+      expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
+        ['CALL_STARTED', 1],
+        ['CALL_FINISHED', 1],
+      ]);
+    } finally {
+      config.readStartHoldMs = 1000;
+    }
+  });
+
+  it('should have its CALL_STARTED written at its first progress line, however long the hold', async () => {
+    const config = t.app.services.config as { readStartHoldMs: number };
+    // Longer than the test's own timeout: only the progress line can start the record.
+    config.readStartHoldMs = 600_000;
+    try {
+      const turn = await begin(t, w, 'hold-progress');
+      const pending = call(t, w, turn.turnId, 'hold__working', {});
+      await waitUntil(
+        async () =>
+          (
+            await sql(`select 1 from turn_event where turn_id = ? and type = 'CALL_PROGRESS'`, [
+              rawId(turn.turnId),
+            ])
+          ).length === 1,
+      );
+      expect(gate.waiting).toBe(1);
+      gate.open();
+      const answer = await pending;
+      expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
+      expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
+        ['CALL_STARTED', 1],
+        ['CALL_PROGRESS', 1],
+        ['CALL_FINISHED', 1],
+      ]);
+    } finally {
+      config.readStartHoldMs = 1000;
+    }
+  });
+});
+
+describe('the batch of whole READ records', () => {
+  it('should number each turn in batch order, give no row to a finished turn, and agree with later starts', async () => {
+    const run = preparedRunner(t.app.services.orm);
+    const a = rawId((await begin(t, w, 'whole-a')).turnId);
+    const b = rawId((await begin(t, w, 'whole-b')).turnId);
+    const done = rawId((await begin(t, w, 'whole-done')).turnId);
+    await sql('update turn set finished_at = now() where id = ?', [done]);
+    const whole = (turnId: string) =>
+      JSON.stringify({
+        id: uuidv7(),
+        turn_id: turnId,
+        declared_name: 'hold__lookup',
+        arguments: {},
+        status: 'SUCCEEDED',
+        attempts: 1,
+        resends: 0,
+        duration_ms: 1,
+        risk: 'READ',
+        started_at: new Date(),
+        start_payload: { name: 'hold__lookup' },
+        payload: { seq: null, status: 'SUCCEEDED' },
+      });
+    const rows = await run(CALL_RECORD_SQL, [batchJson([whole(b), whole(a), whole(done), whole(b)])]);
+    expect(rows.map((r) => [r.ord, r.call_seq]).sort((x, y) => Number(x[0]) - Number(y[0]))).toEqual([
+      [0, 1],
+      [1, 1],
+      [3, 2],
+    ]);
+    expect(rows[0]).toMatchObject({ calls: '3' });
+    const events = await sql<{ turn_id: string; type: string; call_seq: number }>(
+      `select turn_id, type, (payload->>'seq')::int as call_seq from turn_event
+       where turn_id in (?, ?, ?) and type like 'CALL_%' order by seq`,
+      [a, b, done],
+    );
+    expect(events.filter((e) => e.turn_id === b).map((e) => [e.type, e.call_seq])).toEqual([
+      ['CALL_STARTED', 1],
+      ['CALL_FINISHED', 1],
+      ['CALL_STARTED', 2],
+      ['CALL_FINISHED', 2],
+    ]);
+    expect(events.filter((e) => e.turn_id === done)).toEqual([]);
+    expect(await sql('select count(*)::int as n from turn_call where turn_id = ?', [done])).toEqual([
+      { n: 0 },
+    ]);
+    // A start after them continues the count.
+    const next = await run(CALL_START_SQL, [
+      batchJson([JSON.stringify({ turn_id: b, call_id: uuidv7(), payload: { name: 'hold__lookup' } })]),
+    ]);
+    expect(next[0]!.call_seq).toBe(3);
+  });
+});
