@@ -18,6 +18,12 @@ export const REDACT_PATHS = [
   'credential',
 ];
 
+/**
+ * Without a destination, lines go to stdout with one synchronous write each (`pino.destination`'s
+ * own default). pino's default stream when given none writes through libuv's thread pool instead:
+ * per line, a pool thread's write and then a wake-up of the event loop, which at one request at a
+ * time costs more than the write itself (about 0.1 ms of CPU per request, issue 15).
+ */
 export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
   return pino(
     {
@@ -28,7 +34,7 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
       serializers: { err: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination as pino.DestinationStream | undefined,
+    (destination as pino.DestinationStream | undefined) ?? pino.destination({ dest: 1, sync: true }),
   );
 }
 

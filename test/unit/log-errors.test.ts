@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { CheckConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import pg from 'pg';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { MAX_LOGGED_MESSAGE_CHARS, serializeError, statementShape } from '../../src/log-errors.js';
@@ -170,5 +171,14 @@ describe('createLogger', () => {
         err: { sqlState: '23514', constraint: 'turn_call_note_check' },
       });
     }
+  });
+
+  it('should write to stdout synchronously when given no destination', () => {
+    const logger = createLogger('info');
+    const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as {
+      fd: number;
+      sync: boolean;
+    };
+    expect(stream).toMatchObject({ fd: 1, sync: true });
   });
 });
