@@ -143,6 +143,27 @@ const BEGIN_SQL = prepare(
 );
 
 /**
+ * The seqs of a batch of calls `r` (one row per call: `ord`, `turn_id`), as `c`: `r` with each
+ * call's `call_seq` and its turn's workspace, assistant and conversation. Turns are locked in id
+ * order before they are updated, so batches (of this instance or another) cannot deadlock each
+ * other; a finished turn's calls get no row; several calls of one turn get consecutive seqs, in
+ * batch order. Shared by CALL_START_SQL and CALL_RECORD_SQL, which must number calls alike.
+ */
+const TAKE_SEQS = `n as (
+  select turn_id, count(*)::int as calls from r group by turn_id
+), locked as (
+  select id from turn where id in (select turn_id from n) and finished_at is null order by id for update
+), s as (
+  update turn t set call_seq = t.call_seq + n.calls from n
+  where t.id = n.turn_id and t.id in (select id from locked) and t.finished_at is null
+  returning t.id, t.call_seq, n.calls, t.workspace_id, t.assistant_id, t.conversation_id
+), c as (
+  select r.*, s.workspace_id, s.assistant_id, s.conversation_id,
+         (s.call_seq - s.calls + row_number() over (partition by r.turn_id order by r.ord))::int as call_seq
+  from r join s on s.id = r.turn_id
+)`;
+
+/**
  * The starts of a batch of calls (group commit, `jsonBatchIo`), in one statement: each call's turn
  * gets its next seq and the call its CALL_STARTED event; a WRITE also gets its ledger intent
  * (status RUNNING), so the request goes out only after this commits and a WRITE that may have
@@ -167,19 +188,7 @@ with r as (
 ), cfg as (
   select set_config('synchronous_commit', case when bool_or(intent_id is not null) then 'on' else 'off' end, true) as v
   from r
-), n as (
-  select turn_id, count(*)::int as calls from r group by turn_id
-), locked as (
-  select id from turn where id in (select turn_id from n) and finished_at is null order by id for update
-), s as (
-  update turn t set call_seq = t.call_seq + n.calls from n
-  where t.id = n.turn_id and t.id in (select id from locked) and t.finished_at is null
-  returning t.id, t.call_seq, n.calls, t.workspace_id, t.assistant_id, t.conversation_id
-), c as (
-  select r.*, s.workspace_id, s.assistant_id, s.conversation_id,
-         (s.call_seq - s.calls + row_number() over (partition by r.turn_id order by r.ord))::int as call_seq
-  from r join s on s.id = r.turn_id
-), e as (
+), ${TAKE_SEQS}, e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
   select workspace_id, assistant_id, conversation_id, turn_id, call_id, 'CALL_STARTED',
          jsonb_build_object('seq', call_seq) || payload, now()
@@ -268,19 +277,7 @@ with r as (
     ord int, id uuid, turn_id uuid, operation_key text, operation_id uuid, declared_name text,
     arguments jsonb, status text, message text, attempts int, resends int, duration_ms int, risk text,
     started_at timestamptz, traceparent text, tracestate text, start_payload jsonb, payload jsonb)
-), n as (
-  select turn_id, count(*)::int as calls from r group by turn_id
-), locked as (
-  select id from turn where id in (select turn_id from n) and finished_at is null order by id for update
-), s as (
-  update turn t set call_seq = t.call_seq + n.calls from n
-  where t.id = n.turn_id and t.id in (select id from locked) and t.finished_at is null
-  returning t.id, t.call_seq, n.calls, t.workspace_id, t.assistant_id, t.conversation_id
-), c as (
-  select r.*, s.workspace_id, s.assistant_id, s.conversation_id,
-         (s.call_seq - s.calls + row_number() over (partition by r.turn_id order by r.ord))::int as call_seq
-  from r join s on s.id = r.turn_id
-), tc as (
+), ${TAKE_SEQS}, tc as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
                          status, message, attempts, resends, duration_ms, risk, started_at, finished_at,
                          traceparent, tracestate)

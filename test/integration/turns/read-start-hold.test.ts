@@ -147,64 +147,51 @@ describe('a READ answered within the hold', () => {
   });
 });
 
+/**
+ * Calls `tool` (which waits for the gate) in a new turn with the hold set to `holdMs`, waits until
+ * the turn has an event of type `seen` while the tool still waits, then lets the tool answer.
+ */
+async function callWhileHeld(holdMs: number, tool: string, seen: string) {
+  const config = t.app.services.config as { readStartHoldMs: number };
+  config.readStartHoldMs = holdMs;
+  try {
+    const turn = await begin(t, w, `hold-${tool}`);
+    const from = t.queries.length;
+    const pending = call(t, w, turn.turnId, tool, {});
+    await waitUntil(
+      async () =>
+        (await sql(`select 1 from turn_event where turn_id = ? and type = ?`, [rawId(turn.turnId), seen]))
+          .length === 1,
+    );
+    expect(gate.waiting).toBe(1);
+    gate.open();
+    const answer = await pending;
+    expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
+    return { answer, statements: callStatements(from) };
+  } finally {
+    config.readStartHoldMs = 1000;
+  }
+}
+
 describe('a READ that takes longer than the hold', () => {
   it('should have its CALL_STARTED written while the tool works, then its finish', async () => {
-    const config = t.app.services.config as { readStartHoldMs: number };
-    config.readStartHoldMs = 20;
-    try {
-      const turn = await begin(t, w, 'hold-slow');
-      const from = t.queries.length;
-      const pending = call(t, w, turn.turnId, 'hold__held', {});
-      // The tool has not answered (it waits for the gate): the start is on record meanwhile.
-      await waitUntil(
-        async () =>
-          (
-            await sql(`select 1 from turn_event where turn_id = ? and type = 'CALL_STARTED'`, [
-              rawId(turn.turnId),
-            ])
-          ).length === 1,
-      );
-      expect(gate.waiting).toBe(1);
-      gate.open();
-      const answer = await pending;
-      expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
-      expect(callStatements(from)).toBe('SF');
-      expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
-        ['CALL_STARTED', 1],
-        ['CALL_FINISHED', 1],
-      ]);
-    } finally {
-      config.readStartHoldMs = 1000;
-    }
+    // The tool has not answered (it waits for the gate): the start is on record meanwhile.
+    const { answer, statements } = await callWhileHeld(20, 'hold__held', 'CALL_STARTED');
+    expect(statements).toBe('SF');
+    expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
+      ['CALL_STARTED', 1],
+      ['CALL_FINISHED', 1],
+    ]);
   });
 
   it('should have its CALL_STARTED written at its first progress line, however long the hold', async () => {
-    const config = t.app.services.config as { readStartHoldMs: number };
     // Longer than the test's own timeout: only the progress line can start the record.
-    config.readStartHoldMs = 600_000;
-    try {
-      const turn = await begin(t, w, 'hold-progress');
-      const pending = call(t, w, turn.turnId, 'hold__working', {});
-      await waitUntil(
-        async () =>
-          (
-            await sql(`select 1 from turn_event where turn_id = ? and type = 'CALL_PROGRESS'`, [
-              rawId(turn.turnId),
-            ])
-          ).length === 1,
-      );
-      expect(gate.waiting).toBe(1);
-      gate.open();
-      const answer = await pending;
-      expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
-      expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
-        ['CALL_STARTED', 1],
-        ['CALL_PROGRESS', 1],
-        ['CALL_FINISHED', 1],
-      ]);
-    } finally {
-      config.readStartHoldMs = 1000;
-    }
+    const { answer } = await callWhileHeld(600_000, 'hold__working', 'CALL_PROGRESS');
+    expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
+      ['CALL_STARTED', 1],
+      ['CALL_PROGRESS', 1],
+      ['CALL_FINISHED', 1],
+    ]);
   });
 });
 
