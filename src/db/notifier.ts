@@ -5,6 +5,13 @@
  * Every instance holds one dedicated LISTEN connection. It reconnects by itself; while it is down,
  * `healthy` is false, and the tool cache must be bypassed rather than trusted stale. On every
  * (re)connect, listeners get a `reset` so that anything missed meanwhile is dropped.
+ *
+ * The cache and auth channels are listened to always. The turn-events channel (one signal per
+ * recorded call event) only while this instance has a debugger subscriber, and for
+ * `eventsLingerMs` after its last one leaves (`watchEvents`): PostgreSQL hands every NOTIFY to
+ * every session listening to its channel, so an instance that listened with no one watching
+ * would wake for every call of every instance, for nothing (issue 15: about 0.1 ms of latency and
+ * 0.15 ms of PostgreSQL CPU per call at c=1, same-run A/B).
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -21,6 +28,8 @@ export const EVENTS_CHANNEL = 'ct_turn_events';
 /** API tokens revoked (or otherwise changed): every instance drops them from its cache and sockets. */
 export const AUTH_CHANNEL = 'ct_auth';
 const DEFAULT_RECONNECT_MIN_MS = 100;
+/** How long the turn-events channel stays listened to after its last watcher leaves. */
+export const DEFAULT_EVENTS_LINGER_MS = 30_000; // 30 seconds
 const DEFAULT_RECONNECT_MAX_MS = 5_000;
 /**
  * A LISTEN connection can die without a word (a half-open TCP connection after a failover or a NAT
@@ -53,6 +62,11 @@ export interface SqlRunner {
   execute(sql: string, params?: unknown[]): Promise<unknown>;
 }
 
+export interface NotifierOptions {
+  /** See DEFAULT_EVENTS_LINGER_MS. */
+  eventsLingerMs?: number;
+}
+
 export class Notifier {
   /** This process's id among the service's instances (work it owns is marked with it). */
   readonly instanceId = randomUUID();
@@ -66,12 +80,22 @@ export class Notifier {
   #connectedOnce = false;
   #reconnects = 0;
   #lastNotificationAt: number | null = null;
+  /** watchEvents() calls not yet released. */
+  #eventWatchers = 0;
+  /** The turn-events channel is wanted: LISTENed on the connection, or to be on the next one. */
+  #eventsWanted = false;
+  /** Settles once the latest LISTEN of the turn-events channel has been answered. */
+  #eventsListened: Promise<void> = Promise.resolve();
+  #eventsLinger: NodeJS.Timeout | null = null;
+  readonly #eventsLingerMs: number;
 
   constructor(
     private readonly databaseUrl: string,
     private readonly logger: Logger,
+    options: NotifierOptions = {},
   ) {
     this.#events.setMaxListeners(0);
+    this.#eventsLingerMs = options.eventsLingerMs ?? DEFAULT_EVENTS_LINGER_MS;
   }
 
   /** True while the LISTEN connection is up: only then may caches trust themselves. */
@@ -104,10 +128,11 @@ export class Notifier {
       this.#down(client);
     });
     client.on('end', () => this.#down(client));
+    const eventsListened = this.#eventsWanted;
     try {
       await client.connect();
       await client.query(`LISTEN ${CACHE_CHANNEL}`);
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      if (eventsListened) await client.query(`LISTEN ${EVENTS_CHANNEL}`);
       await client.query(`LISTEN ${AUTH_CHANNEL}`);
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed; retrying');
@@ -119,6 +144,11 @@ export class Notifier {
       return;
     }
     this.#client = client;
+    // watchEvents() or its release while this connection was being set up.
+    if (this.#eventsWanted !== eventsListened)
+      this.#eventsListened = this.#channelQuery(
+        `${this.#eventsWanted ? 'LISTEN' : 'UNLISTEN'} ${EVENTS_CHANNEL}`,
+      );
     this.#healthy = true;
     if (this.#connectedOnce) this.#reconnects++;
     this.#connectedOnce = true;
@@ -178,6 +208,58 @@ export class Notifier {
     }
   }
 
+  /**
+   * Turn-event signals are wanted until the returned release is called. Resolves once the channel
+   * is LISTENed on the connection, so that every event committed from then on is signalled; at
+   * once while the connection is down (the reconnect listens, and says `reset`). Never rejects.
+   */
+  async watchEvents(): Promise<() => void> {
+    this.#eventWatchers++;
+    if (this.#eventsLinger) clearTimeout(this.#eventsLinger);
+    this.#eventsLinger = null;
+    if (!this.#eventsWanted) {
+      this.#eventsWanted = true;
+      this.#eventsListened = this.#channelQuery(`LISTEN ${EVENTS_CHANNEL}`);
+    }
+    await this.#eventsListened;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#eventWatchers > 0 || this.#stopped) return;
+      this.#eventsLinger = setTimeout(() => {
+        this.#eventsLinger = null;
+        if (this.#eventWatchers > 0 || !this.#eventsWanted) return;
+        this.#eventsWanted = false;
+        void this.#channelQuery(`UNLISTEN ${EVENTS_CHANNEL}`);
+      }, this.#eventsLingerMs);
+      this.#eventsLinger.unref();
+    };
+  }
+
+  /**
+   * LISTEN or UNLISTEN on the current connection (its queries run in the order sent); a failure
+   * drops the connection, whose reconnect listens as `#eventsWanted` says.
+   */
+  async #channelQuery(sql: string): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    try {
+      await client.query(sql);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed a LISTEN');
+      this.#down(client);
+    }
+  }
+
+  /** The channels the LISTEN connection listens to, as PostgreSQL says (tests); [] while it is down. */
+  async listeningChannels(): Promise<string[]> {
+    const client = this.#client;
+    if (!client) return [];
+    const res = await client.query<{ channel: string }>('select pg_listening_channels() as channel');
+    return res.rows.map((r) => r.channel).sort();
+  }
+
   onCache(listener: (signal: CacheSignal) => void): () => void {
     this.#events.on('cache', listener);
     return () => this.#events.off('cache', listener);
@@ -223,6 +305,8 @@ export class Notifier {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    if (this.#eventsLinger) clearTimeout(this.#eventsLinger);
+    this.#eventsLinger = null;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
     if (this.#timer) clearTimeout(this.#timer);

@@ -54,6 +54,8 @@ export interface EventFilter {
 interface Subscriber {
   filter: EventFilter;
   push(event: TurnEventRecord): void;
+  /** The events channel is LISTENed for it: every event committed from now on reaches it. */
+  live: boolean;
 }
 
 interface Row {
@@ -103,7 +105,7 @@ export class TurnEventHub {
 
   constructor(
     private readonly orm: MikroORM,
-    notifier: Notifier,
+    private readonly notifier: Notifier,
     private readonly logger: Logger,
     {
       replayPage = DEFAULT_REPLAY_PAGE,
@@ -134,13 +136,11 @@ export class TurnEventHub {
       while (this.#pending.length > 0) {
         const seqs = this.#pending;
         this.#pending = [];
-        const rows = await this.orm.em
-          .getConnection()
-          .execute<Row[]>(
-            // Only fresh events are signalled: the bound keeps the read to the last day's partitions.
-            `select * from turn_event where seq in (${seqs.map(() => '?').join(',')}) and created_at >= ? order by seq`,
-            [...seqs, new Date(Date.now() - SIGNALLED_EVENT_MAX_AGE_MS)],
-          );
+        const rows = await this.orm.em.getConnection().execute<Row[]>(
+          // Only fresh events are signalled: the bound keeps the read to the last day's partitions.
+          `select * from turn_event where seq in (${seqs.map(() => '?').join(',')}) and created_at >= ? order by seq`,
+          [...seqs, new Date(Date.now() - SIGNALLED_EVENT_MAX_AGE_MS)],
+        );
         for (const row of rows) {
           const event = toRecord(row);
           for (const s of this.#subscribers) if (matches(s.filter, event)) s.push(event);
@@ -222,13 +222,20 @@ export class TurnEventHub {
         else queue.push(event);
         state.wake?.();
       },
+      live: false,
     };
-    // Listen first, then replay: whatever commits meanwhile is buffered, not lost.
+    // Listen first, then replay: whatever commits meanwhile is buffered, not lost. The instance
+    // LISTENs to the events channel only while someone watches (Notifier.watchEvents): the
+    // subscriber is in the set before that LISTEN is sent, so no signal answered after it is
+    // dropped, and the replay starts only once it is in place.
     this.#subscribers.add(subscriber);
+    let release: (() => void) | null = null;
     const seen = new Set<number>();
     /** The seq of the last event handed to the consumer. */
     let delivered: number | null = null;
     try {
+      release = await this.notifier.watchEvents();
+      subscriber.live = true;
       if (afterSeq !== null) {
         let cursor = afterSeq;
         let replayed = 0;
@@ -279,12 +286,18 @@ export class TurnEventHub {
       }
     } finally {
       this.#subscribers.delete(subscriber);
+      release?.();
     }
   }
 
-  /** Open subscriptions on this instance (tests and metrics). */
+  /**
+   * Open subscriptions on this instance that are live: every event committed from now on reaches
+   * them (tests and metrics).
+   */
   get subscriberCount(): number {
-    return this.#subscribers.size;
+    let n = 0;
+    for (const s of this.#subscribers) if (s.live) n++;
+    return n;
   }
 
   close(): void {
