@@ -114,6 +114,12 @@ export interface Config {
    * recorded, start and finish, in ONE statement (see CALL_RECORD_SQL).
    */
   readStartHoldMs: number;
+  /**
+   * How the record of a READ answered within the hold commits (`READ_RECORD_COMMIT`): `async`
+   * without waiting for its disk flush (a crash of PostgreSQL may lose the last moments of such
+   * records), `sync` waiting for it. WRITE records and ledger rows always wait (see CALL_RECORD_SQL).
+   */
+  readRecordCommit: ReadRecordCommit;
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -196,6 +202,17 @@ function turnRetentionDays(env: Record<string, string | undefined>): number {
       `TURN_RETENTION_DAYS must be 0 (keep everything) or more than a day beyond LEDGER_SWEEP_AFTER_MS, so that the sweep still finds the calls it closes; got ${days}`,
     );
   return days;
+}
+
+export const READ_RECORD_COMMITS = ['async', 'sync'] as const;
+export type ReadRecordCommit = (typeof READ_RECORD_COMMITS)[number];
+
+function readRecordCommit(env: Env): ReadRecordCommit {
+  const raw = (env.READ_RECORD_COMMIT ?? '').trim().toLowerCase();
+  if (raw === '') return 'async';
+  if (!(READ_RECORD_COMMITS as readonly string[]).includes(raw))
+    throw new ConfigError(`READ_RECORD_COMMIT must be async or sync, got "${env.READ_RECORD_COMMIT}"`);
+  return raw as ReadRecordCommit;
 }
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -343,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
       inFlight: int(env, 'RECORD_BATCH_IN_FLIGHT', DEFAULT_GROUP_COMMIT_IN_FLIGHT, 1, 8),
     },
     readStartHoldMs: int(env, 'READ_START_HOLD_MS', DEFAULT_READ_START_HOLD_MS, 0, 1_000),
+    readRecordCommit: readRecordCommit(env),
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),

@@ -90,9 +90,10 @@ const NOTIFY = `pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, '
  * The Turn is committed without waiting for its WAL flush (`synchronous_commit` off for this
  * transaction only): on this path that flush is most of beginTurn's time (one disk sync, ~4 ms on
  * the bench machine). It is visible to every instance at once, like any commit. A crash of
- * PostgreSQL may lose the last fraction of a second of such turns, but only turns with no call on
- * record: every call's record is committed synchronously, and its flush carries everything written
- * before it, the turn's insert included. A call on a lost turn is refused (nothing sent, nothing
+ * PostgreSQL may lose the last fraction of a second of such turns, but only turns with no WRITE or
+ * slow call on record: those records are committed synchronously, and a flush carries everything
+ * written before it, the turn's insert included (a quick READ's record need not wait for its flush,
+ * READ_RECORD_COMMIT: it may be lost with its turn). A call on a lost turn is refused (nothing sent, nothing
  * recorded), as a call on a finished turn is. Never group-committed: the setting would reach the
  * batch's other records.
  *
@@ -258,9 +259,18 @@ from e`,
 );
 
 /**
- * A READ answered within READ_START_HOLD_MS, whole (group commit, `jsonBatchIo`), in one statement
- * committed synchronously: its seq, CALL_STARTED, TurnCall and CALL_FINISHED. Half the statements,
- * commits and wake-ups of start-then-finish, for the calls that are most of the traffic.
+ * A READ answered within READ_START_HOLD_MS, whole (group commit, `jsonBatchIo`), in one statement:
+ * its seq, CALL_STARTED, TurnCall and CALL_FINISHED. Half the statements, commits and wake-ups of
+ * start-then-finish, for the calls that are most of the traffic.
+ *
+ * - `READ_RECORD_COMMIT=async` (the default, CALL_RECORD_ASYNC_SQL) commits it without waiting for
+ *   its WAL flush, as beginTurn's turn and a READ's start are: the record is committed, and seen
+ *   by every instance, before the answer; it is on disk once the WAL writer or any later
+ *   synchronous commit flushes it (within about 3 × wal_writer_delay, 0.6 s by default). Only a
+ *   crash of PostgreSQL itself within that time loses it, with its seq, which a later call of the
+ *   turn may then get again; nothing was sent that changes anything (a READ). Waiting for the flush
+ *   was about 0.26 ms of a c=1 call's 1.8 ms on the bench machine (same-run A/B). `sync`
+ *   (CALL_RECORD_SQL) waits. WRITE records never take this path.
  *
  * - As in CALL_START_SQL, turns are locked in id order, a finished turn's calls get no row, and
  *   several calls of one turn get consecutive seqs in batch order. A READ's seq is thus the order
@@ -269,10 +279,13 @@ from e`,
  * - The events' payloads get `seq` here (it is only known here): `||` puts it last, over the
  *   placeholder the finish payload carries.
  */
-export const CALL_RECORD_SQL = prepare(
-  'with: insert into turn_call',
-  `
-with r as (
+const callRecordSql = (synchronousCommit: 'on' | 'off') =>
+  prepare(
+    'with: insert into turn_call',
+    `
+with cfg as (
+  select set_config('synchronous_commit', '${synchronousCommit}', true) as v
+), r as (
   select * from jsonb_to_recordset(?::jsonb) as r(
     ord int, id uuid, turn_id uuid, operation_key text, operation_id uuid, declared_name text,
     arguments jsonb, status text, message text, attempts int, resends int, duration_ms int, risk text,
@@ -299,9 +312,12 @@ with r as (
 ), sent as (
   select count(${NOTIFY}) as n from e
 )
-select c.ord, c.call_seq, (select count(*) from tc) as calls, (select n from sent) as notified
+select c.ord, c.call_seq, (select count(*) from tc) as calls, (select n from sent) as notified,
+       (select v from cfg) as commit
 from c`,
-);
+  );
+export const CALL_RECORD_SQL = callRecordSql('on');
+export const CALL_RECORD_ASYNC_SQL = callRecordSql('off');
 
 /**
  * A call refused before anything was sent (arguments over a limit): seq, its TurnCall and its
@@ -484,7 +500,8 @@ export class TurnService {
     const json = (item: RecordItem) => item.json;
     this.#starts = new GroupCommit(jsonBatchIo(run, CALL_START_SQL, json), services.config.recordBatch);
     this.#finishes = new GroupCommit(jsonBatchIo(run, CALL_FINISH_SQL, json), services.config.recordBatch);
-    this.#records = new GroupCommit(jsonBatchIo(run, CALL_RECORD_SQL, json), services.config.recordBatch);
+    const record = services.config.readRecordCommit === 'sync' ? CALL_RECORD_SQL : CALL_RECORD_ASYNC_SQL;
+    this.#records = new GroupCommit(jsonBatchIo(run, record, json), services.config.recordBatch);
   }
 
   /** How the records were committed so far (batches of several records; for tests and the bench). */

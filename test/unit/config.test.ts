@@ -20,6 +20,16 @@ describe('call-path settings', () => {
     expect(() => loadConfig({ PROGRESS_INTERVAL_MS: '-1' })).toThrow(/PROGRESS_INTERVAL_MS/);
   });
 
+  it("should commit a quick READ's record without waiting for the disk unless READ_RECORD_COMMIT=sync", () => {
+    expect(loadConfig({}).readRecordCommit).toBe('async');
+    expect(loadConfig({ READ_RECORD_COMMIT: 'sync' }).readRecordCommit).toBe('sync');
+    expect(loadConfig({ READ_RECORD_COMMIT: ' SYNC ' }).readRecordCommit).toBe('sync');
+    expect(loadConfig({ READ_RECORD_COMMIT: 'async' }).readRecordCommit).toBe('async');
+    expect(() => loadConfig({ READ_RECORD_COMMIT: 'off' })).toThrow(
+      /READ_RECORD_COMMIT must be async or sync/,
+    );
+  });
+
   it('should bound the group commit settings, with 1 turning batching off', () => {
     expect(loadConfig({}).recordBatch).toEqual({ maxBatch: 64, inFlight: 2 });
     expect(loadConfig({ RECORD_BATCH_MAX: '1' }).recordBatch.maxBatch).toBe(1);

@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchJson } from '../../../src/db/group-commit.js';
 import { uuidv7 } from '../../../src/db/ids.js';
 import { preparedRunner } from '../../../src/db/prepared.js';
-import { CALL_FINISH_SQL, CALL_RECORD_SQL, CALL_START_SQL } from '../../../src/turns/turn.service.js';
+import {
+  CALL_FINISH_SQL,
+  CALL_RECORD_ASYNC_SQL,
+  CALL_RECORD_SQL,
+  CALL_START_SQL,
+} from '../../../src/turns/turn.service.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
@@ -91,14 +96,17 @@ const eventsOf = (callId: string) =>
     [rawId(callId)],
   );
 
-/** The call statements sent since `from` in t.queries: S start, R whole record, F finish. */
-const callStatements = (from: number) =>
-  t.queries
+/**
+ * The call statements sent since `from` in `queries`: S start, R whole record (committed
+ * synchronously or not, READ_RECORD_COMMIT), F finish.
+ */
+const callStatements = (from: number, queries = t.queries) =>
+  queries
     .slice(from)
     .map((q) =>
       q === CALL_START_SQL.text
         ? 'S'
-        : q === CALL_RECORD_SQL.text
+        : q === CALL_RECORD_SQL.text || q === CALL_RECORD_ASYNC_SQL.text
           ? 'R'
           : q === CALL_FINISH_SQL.text
             ? 'F'
@@ -195,6 +203,23 @@ describe('a READ that takes longer than the hold', () => {
   });
 });
 
+/** One whole READ record of `turnId`, as the service sends it to CALL_RECORD_SQL. */
+const whole = (turnId: string) =>
+  JSON.stringify({
+    id: uuidv7(),
+    turn_id: turnId,
+    declared_name: 'hold__lookup',
+    arguments: {},
+    status: 'SUCCEEDED',
+    attempts: 1,
+    resends: 0,
+    duration_ms: 1,
+    risk: 'READ',
+    started_at: new Date(),
+    start_payload: { name: 'hold__lookup' },
+    payload: { seq: null, status: 'SUCCEEDED' },
+  });
+
 describe('the batch of whole READ records', () => {
   it('should number each turn in batch order, give no row to a finished turn, and agree with later starts', async () => {
     const run = preparedRunner(t.app.services.orm);
@@ -202,21 +227,6 @@ describe('the batch of whole READ records', () => {
     const b = rawId((await begin(t, w, 'whole-b')).turnId);
     const done = rawId((await begin(t, w, 'whole-done')).turnId);
     await sql('update turn set finished_at = now() where id = ?', [done]);
-    const whole = (turnId: string) =>
-      JSON.stringify({
-        id: uuidv7(),
-        turn_id: turnId,
-        declared_name: 'hold__lookup',
-        arguments: {},
-        status: 'SUCCEEDED',
-        attempts: 1,
-        resends: 0,
-        duration_ms: 1,
-        risk: 'READ',
-        started_at: new Date(),
-        start_payload: { name: 'hold__lookup' },
-        payload: { seq: null, status: 'SUCCEEDED' },
-      });
     const rows = await run(CALL_RECORD_SQL, [batchJson([whole(b), whole(a), whole(done), whole(b)])]);
     expect(rows.map((r) => [r.ord, r.call_seq]).sort((x, y) => Number(x[0]) - Number(y[0]))).toEqual([
       [0, 1],
@@ -244,5 +254,51 @@ describe('the batch of whole READ records', () => {
       batchJson([JSON.stringify({ turn_id: b, call_id: uuidv7(), payload: { name: 'hold__lookup' } })]),
     ]);
     expect(next[0]!.call_seq).toBe(3);
+  });
+});
+
+describe("how a quick READ's whole record commits (READ_RECORD_COMMIT)", () => {
+  it('should commit without waiting for the disk in the async statement and with it in the sync one, and restore the setting', async () => {
+    const run = preparedRunner(t.app.services.orm);
+    const turnId = rawId((await begin(t, w, 'commit-mode')).turnId);
+    const fast = await run(CALL_RECORD_ASYNC_SQL, [batchJson([whole(turnId)])]);
+    expect(fast.map((r) => [r.call_seq, r.commit])).toEqual([[1, 'off']]);
+    const durable = await run(CALL_RECORD_SQL, [batchJson([whole(turnId)])]);
+    expect(durable.map((r) => [r.call_seq, r.commit])).toEqual([[2, 'on']]);
+    // The setting was the statement's own: the connection's next statement has the server's.
+    const after = await run(
+      { ...CALL_RECORD_SQL, name: 'ct_probe_record_setting', text: 'select current_setting($1) as v' },
+      ['synchronous_commit'],
+    );
+    expect(after).toEqual([{ v: 'on' }]);
+  });
+
+  it('should send a quick READ through the statement its setting names: async by default, sync when asked', async () => {
+    const turn = await begin(t, w, 'commit-default');
+    const from = t.queries.length;
+    expect(await call(t, w, turn.turnId, 'hold__lookup', { email: 'a@example.com' })).toMatchObject({
+      ok: true,
+      recorded: true,
+    });
+    const sent = t.queries.slice(from);
+    expect(sent.filter((q) => q === CALL_RECORD_ASYNC_SQL.text)).toHaveLength(1);
+    expect(sent.filter((q) => q === CALL_RECORD_SQL.text)).toHaveLength(0);
+
+    const s = await startTestApp({ env: { READ_START_HOLD_MS: '1000', READ_RECORD_COMMIT: 'sync' } });
+    try {
+      const sw = await buildWorld(s, peer.url, 'Hold');
+      await connectTools(s, sw);
+      const st = await begin(s, sw, 'commit-sync');
+      const start = s.queries.length;
+      expect(await call(s, sw, st.turnId, 'hold__lookup', { email: 'b@example.com' })).toMatchObject({
+        ok: true,
+        recorded: true,
+        seq: 1,
+      });
+      expect(callStatements(start, s.queries)).toBe('R');
+      expect(s.queries.slice(start).filter((q) => q === CALL_RECORD_SQL.text)).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
   });
 });
