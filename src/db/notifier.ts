@@ -247,6 +247,8 @@ export class Notifier {
     try {
       await client.query(sql);
     } catch (err) {
+      // A connection already replaced (it failed meanwhile) is not this one's to drop.
+      if (this.#client !== client) return;
       this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed a LISTEN');
       this.#down(client);
     }

@@ -136,6 +136,21 @@ describe('Notifier.watchEvents', () => {
     expect(await n.listeningChannels()).toEqual(ALWAYS);
   });
 
+  it('should come back listening, once, when the connection drops under a LISTEN', async () => {
+    const n = await started();
+    const reconnects = n.stats().reconnects;
+    const watching = n.watchEvents();
+    n.dropConnectionForTest(); // the LISTEN just sent fails with its connection
+    const release = await watching;
+    await waitUntil(() => n.healthy);
+    expect(await n.listeningChannels()).toEqual(WATCHED);
+    await sleep(LINGER_MS);
+    expect(n.healthy).toBe(true);
+    expect(n.stats().reconnects).toBe(reconnects + 1);
+    expect(await eventsBeforeCacheSignal(n, 6)).toEqual([6]);
+    release();
+  });
+
   it('should listen when a watch arrives while the connection is being set up', async () => {
     const n = new Notifier(inject('databaseUrl'), quiet, { eventsLingerMs: LINGER_MS });
     notifiers.push(n);
