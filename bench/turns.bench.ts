@@ -168,10 +168,10 @@ export async function run(): Promise<void> {
 
     // --- callTool against the raw peer, interleaved with a bare POST to it
     /** A callTool in a new turn; `strict`: the call must succeed (the SDK peer may time out under load). */
-    const callVia = async (assistantId: string, tool: string, strict = true) => {
-      const turnId = (await beginOn(s.gql, assistantId)).beginTurn.turnId;
+    const callVia = async (assistantId: string, tool: string, strict = true, gql: Gql = s.gql) => {
+      const turnId = (await beginOn(gql, assistantId)).beginTurn.turnId;
       return async () => {
-        const r = await s.gql<{ callTool: { ok: boolean; recorded: boolean } }>(
+        const r = await gql<{ callTool: { ok: boolean; recorded: boolean } }>(
           'mutation($t: ID!, $n: String!) { callTool(input: { turnId: $t, name: $n, arguments: { q: "x" } }) { ok status recorded } }',
           { t: turnId, n: tool },
           runtime,
@@ -279,6 +279,32 @@ export async function run(): Promise<void> {
             met: pgCpu / n <= 0.6,
           },
         );
+      }
+    }
+
+    // --- the same c=1 calls through an instance with READ_RECORD_COMMIT=sync, where a quick READ's
+    // record waits for its disk flush too: what the default's trade buys (README, The ledger)
+    {
+      const durable = await startServiceProcess(db.url, { compiled, env: { READ_RECORD_COMMIT: 'sync' } });
+      const d = graphqlClient(durable.url);
+      try {
+        const callDurable = await callVia(raw.assistantId, rawName, true, d.gql);
+        await load(callDurable, WARM_CALLS, 32);
+        await load(callDurable, WARM_CALLS / 10, 1);
+        const api: number[] = [];
+        const bare: number[] = [];
+        for (let b = 0; b < BATCHES; b++) {
+          api.push(...(await load(callDurable, BATCH_CALLS[1], 1)).latencies);
+          bare.push(...(await load(bareRaw.call, BATCH_CALLS[1], 1)).latencies);
+        }
+        const apiP50 = percentile(api, 50);
+        const bareP50 = percentile(bare, 50);
+        console.log(
+          `callTool (raw peer) c=1 with READ_RECORD_COMMIT=sync: API p50 ${fmt(apiP50)} ms vs bare POST p50 ${fmt(bareP50)} ms → added ${fmt(apiP50 - bareP50)} ms`,
+        );
+      } finally {
+        await d.close();
+        await durable.stop();
       }
     }
     await bareRaw.close();
