@@ -8,15 +8,18 @@
  *
  * The cache and auth channels are listened to always. The turn-events channel (one signal per
  * recorded call event) only while this instance has a debugger subscriber, and for
- * `eventsLingerMs` after its last one leaves (`watchEvents`): PostgreSQL hands every NOTIFY to
- * every session listening to its channel, so an instance that listened with no one watching
- * would wake for every call of every instance, for nothing (issue 15: about 0.1 ms of latency and
- * 0.15 ms of PostgreSQL CPU per call at c=1, same-run A/B).
+ * `eventsLingerMs` after its last one leaves (`watchEvents`); meanwhile the instance keeps the
+ * watch mark (EVENTS_WATCH_SEQUENCE) ahead, and the record statements send their turn-event
+ * NOTIFY only while it is (eventNotifySql). PostgreSQL wakes every listening session of the
+ * database for every notifying commit, so with no one watching each call would wake every
+ * instance, for nothing (issue 15: about 0.2 ms of latency and 0.18 ms of PostgreSQL CPU per call
+ * at c=1, same-run A/B).
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { isServerError } from './group-commit.js';
 
 export const CACHE_CHANNEL = 'ct_cache';
 /**
@@ -27,6 +30,29 @@ export const INSTANCE_APPLICATION_PREFIX = 'connected-tools:';
 export const EVENTS_CHANNEL = 'ct_turn_events';
 /** API tokens revoked (or otherwise changed): every instance drops them from its cache and sockets. */
 export const AUTH_CHANNEL = 'ct_auth';
+/**
+ * The sequence whose value is the time (epoch ms, the database's clock) until which some instance
+ * watches turn events (migration 20261201150000).
+ */
+export const EVENTS_WATCH_SEQUENCE = 'turn_event_watch_until';
+/** A watching instance moves the mark this far ahead, on every heartbeat. */
+export const DEFAULT_EVENTS_WATCH_TTL_MS = 30_000; // 30 seconds
+/** The most a new watch waits for the transactions that may have read the mark before it moved. */
+export const EVENTS_WATCH_SETTLE_MAX_MS = 2_000; // 2 seconds
+
+/**
+ * SQL for the NOTIFY of the turn event `row` (an alias with `seq` and `workspace_id`), sent only
+ * while some instance watches turn events (its value is null otherwise). Put it in a select list
+ * over the inserted events, never in a WHERE: there it is read after the statement's first write,
+ * when its transaction has an id, which is what `Notifier.watchEvents` waits for.
+ */
+export function eventNotifySql(row: string): string {
+  return (
+    `case when (select last_value from ${EVENTS_WATCH_SEQUENCE}) > (extract(epoch from clock_timestamp()) * 1000)::bigint ` +
+    `then pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', ${row}.seq, 'workspaceId', ${row}.workspace_id)::text) end`
+  );
+}
+
 const DEFAULT_RECONNECT_MIN_MS = 100;
 /** How long the turn-events channel stays listened to after its last watcher leaves. */
 export const DEFAULT_EVENTS_LINGER_MS = 30_000; // 30 seconds
@@ -65,6 +91,8 @@ export interface SqlRunner {
 export interface NotifierOptions {
   /** See DEFAULT_EVENTS_LINGER_MS. */
   eventsLingerMs?: number;
+  /** See DEFAULT_EVENTS_WATCH_TTL_MS. */
+  eventsWatchTtlMs?: number;
 }
 
 export class Notifier {
@@ -88,6 +116,7 @@ export class Notifier {
   #eventsListened: Promise<void> = Promise.resolve();
   #eventsLinger: NodeJS.Timeout | null = null;
   readonly #eventsLingerMs: number;
+  readonly #eventsWatchTtlMs: number;
 
   constructor(
     private readonly databaseUrl: string,
@@ -96,6 +125,7 @@ export class Notifier {
   ) {
     this.#events.setMaxListeners(0);
     this.#eventsLingerMs = options.eventsLingerMs ?? DEFAULT_EVENTS_LINGER_MS;
+    this.#eventsWatchTtlMs = options.eventsWatchTtlMs ?? DEFAULT_EVENTS_WATCH_TTL_MS;
   }
 
   /** True while the LISTEN connection is up: only then may caches trust themselves. */
@@ -132,7 +162,10 @@ export class Notifier {
     try {
       await client.connect();
       await client.query(`LISTEN ${CACHE_CHANNEL}`);
-      if (eventsListened) await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      if (eventsListened) {
+        await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+        await this.#markWatched(client, true);
+      }
       await client.query(`LISTEN ${AUTH_CHANNEL}`);
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed; retrying');
@@ -146,9 +179,9 @@ export class Notifier {
     this.#client = client;
     // watchEvents() or its release while this connection was being set up.
     if (this.#eventsWanted !== eventsListened)
-      this.#eventsListened = this.#channelQuery(
-        `${this.#eventsWanted ? 'LISTEN' : 'UNLISTEN'} ${EVENTS_CHANNEL}`,
-      );
+      this.#eventsListened = this.#eventsWanted
+        ? this.#startWatching()
+        : this.#channelQuery(`UNLISTEN ${EVENTS_CHANNEL}`);
     this.#healthy = true;
     if (this.#connectedOnce) this.#reconnects++;
     this.#connectedOnce = true;
@@ -168,7 +201,8 @@ export class Notifier {
           DEFAULT_HEARTBEAT_DEADLINE_MS,
         );
       });
-      Promise.race([client.query('select 1'), deadline])
+      const beat = this.#eventsWanted ? this.#markWatched(client, false) : client.query('select 1');
+      Promise.race([beat, deadline])
         .catch((err: unknown) => {
           this.logger.warn(
             { err: { message: (err as Error).message } },
@@ -219,7 +253,7 @@ export class Notifier {
     this.#eventsLinger = null;
     if (!this.#eventsWanted) {
       this.#eventsWanted = true;
-      this.#eventsListened = this.#channelQuery(`LISTEN ${EVENTS_CHANNEL}`);
+      this.#eventsListened = this.#startWatching();
     }
     await this.#eventsListened;
     let released = false;
@@ -237,15 +271,63 @@ export class Notifier {
     };
   }
 
+  /** LISTEN, then mark turn events as watched, on the current connection (see #channelQuery). */
+  #startWatching(): Promise<void> {
+    return this.#channelQuery(`LISTEN ${EVENTS_CHANNEL}`, (client) => this.#markWatched(client, true));
+  }
+
   /**
-   * LISTEN or UNLISTEN on the current connection (its queries run in the order sent); a failure
-   * drops the connection, whose reconnect listens as `#eventsWanted` says.
+   * Moves the watch mark to the TTL ahead (EVENTS_WATCH_SEQUENCE), so that every instance's record
+   * statements send their turn-event NOTIFY. With `settle` (a new watch), then waits until every
+   * transaction of this database that had a transaction id then has ended (at most
+   * EVENTS_WATCH_SETTLE_MAX_MS): one of them may have read the mark before it moved, and sent no
+   * NOTIFY for the event it then commits; once it has ended, its event is in the database for a
+   * replay to find. A statement without a transaction id then reads the mark after it moved
+   * (eventNotifySql). The mark is never moved back: when no instance renews it, it lapses.
    */
-  async #channelQuery(sql: string): Promise<void> {
+  async #markWatched(client: pg.Client, settle: boolean): Promise<void> {
+    try {
+      await client.query(
+        `select setval('${EVENTS_WATCH_SEQUENCE}', (extract(epoch from clock_timestamp()) * 1000)::bigint + $1::bigint)`,
+        [this.#eventsWatchTtlMs],
+      );
+    } catch (err) {
+      // Refused (a missing grant, say): the connection is fine, and dropping it would not help.
+      if (!isServerError(err)) throw err;
+      this.logger.warn(
+        { err: { message: (err as Error).message } },
+        'could not mark turn events as watched; live debugger events may not arrive',
+      );
+      return;
+    }
+    if (!settle) return;
+    const running = await client.query<{ keys: string[] }>(
+      `select coalesce(array_agg(pid::text || ':' || backend_xid::text), '{}') as keys from pg_stat_activity
+       where datname = current_database() and backend_xid is not null and pid <> pg_backend_pid()`,
+    );
+    const keys = running.rows[0]?.keys ?? [];
+    const deadline = Date.now() + EVENTS_WATCH_SETTLE_MAX_MS;
+    while (keys.length > 0 && Date.now() < deadline) {
+      const left = await client.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity
+         where datname = current_database() and (pid::text || ':' || backend_xid::text) = any($1)`,
+        [keys],
+      );
+      if ((left.rows[0]?.n ?? 0) === 0) return;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
+  /**
+   * LISTEN or UNLISTEN (and `then`) on the current connection (its queries run in the order sent);
+   * a failure drops the connection, whose reconnect listens as `#eventsWanted` says.
+   */
+  async #channelQuery(sql: string, then?: (client: pg.Client) => Promise<void>): Promise<void> {
     const client = this.#client;
     if (!client) return;
     try {
       await client.query(sql);
+      await then?.(client);
     } catch (err) {
       // A connection already replaced (it failed meanwhile) is not this one's to drop.
       if (this.#client !== client) return;

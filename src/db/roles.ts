@@ -23,6 +23,12 @@ export const EMBEDDED_SERVICE_ROLE = 'connected_tools_service';
 /** Tables the service may only INSERT into and SELECT from. */
 export const APPEND_ONLY_TABLES = ['ledger_entry', 'ledger_outcome'] as const;
 
+/**
+ * Sequences the service moves itself (`setval`, which needs UPDATE): only these; every other
+ * sequence it may only use.
+ */
+export const WRITABLE_SEQUENCES = ['turn_event_watch_until'] as const;
+
 /** The Migrator's bookkeeping: the service reads it (readiness), only the owner writes it. */
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
@@ -51,16 +57,23 @@ where not t.tgisinternal and n.nspname = current_schema() and p.proname like '%a
  * What the owner runs to give `role` exactly what the service needs, in order. `appendOnly` are
  * the append-only tables that exist (the constant list and the catalog's).
  */
-export function serviceGrantStatements(role: string, appendOnly: readonly string[]): string[] {
+export function serviceGrantStatements(
+  role: string,
+  appendOnly: readonly string[],
+  writableSequences: readonly string[] = [],
+): string[] {
   const r = quoteIdent(role);
   const statements = [
     `grant usage on schema public to ${r}`,
     // Start from nothing, so a privilege granted by hand (or by an older version) does not linger.
     `revoke all on all tables in schema public from ${r}`,
+    `revoke all on all sequences in schema public from ${r}`,
     `grant select, insert, update, delete on all tables in schema public to ${r}`,
     `grant usage, select on all sequences in schema public to ${r}`,
     `revoke insert, update, delete on ${quoteIdent(MIGRATIONS_TABLE)} from ${r}`,
   ];
+  const sequences = [...new Set(writableSequences)].sort();
+  if (sequences.length > 0) statements.push(`grant update on sequence ${sequences.map(quoteIdent).join(', ')} to ${r}`);
   const tables = [...new Set(appendOnly)].sort();
   if (tables.length > 0) {
     const list = tables.map(quoteIdent).join(', ');
@@ -92,7 +105,16 @@ export async function grantServiceRole(ownerUrl: string, role: string): Promise<
       ['r', [...APPEND_ONLY_TABLES]],
     );
     const tables = [...found.rows, ...existing.rows].map((row) => row.name);
-    for (const sql of serviceGrantStatements(role, tables)) await client.query(sql);
+    const sequences = await client.query<{ name: string }>(
+      'select relname as name from pg_class where relkind = $1 and relnamespace = current_schema()::text::regnamespace and relname = any($2)',
+      ['S', [...WRITABLE_SEQUENCES]],
+    );
+    for (const sql of serviceGrantStatements(
+      role,
+      tables,
+      sequences.rows.map((row) => row.name),
+    ))
+      await client.query(sql);
     await client.query('commit');
   } catch (err) {
     await client.query('rollback').catch(() => undefined);

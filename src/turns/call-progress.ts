@@ -4,7 +4,7 @@
  * before its CALL_FINISHED. Writing is best effort: a failure is logged and never reaches the call.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { EVENTS_CHANNEL } from '../db/notifier.js';
+import { eventNotifySql } from '../db/notifier.js';
 import type { Logger } from '../logger.js';
 import type { ServerNotification } from '../mcp/client.js';
 import { storableJson } from './storable.js';
@@ -22,7 +22,7 @@ with e as (
   values (?, ?, ?, ?, ?, 'CALL_PROGRESS', ?::jsonb, now())
   returning seq, workspace_id
 )
-select pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text) from e`;
+select ${eventNotifySql('e')} from e`;
 
 export interface CallIdentity {
   workspaceId: string;

@@ -18,7 +18,7 @@ import { scopedWorkspace } from '../auth/scope.js';
 import { GroupCommit, jsonBatchIo, type Keyed, type Row } from '../db/group-commit.js';
 import { prepare, preparedRunner, type RunPrepared } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
-import { EVENTS_CHANNEL } from '../db/notifier.js';
+import { eventNotifySql } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnDeps } from '../services.js';
@@ -84,7 +84,8 @@ export interface CallToolResult extends CallResult {
   recorded: boolean;
 }
 
-const NOTIFY = `pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text)`;
+/** The NOTIFY of each event `e`, sent only while some instance watches (src/db/notifier.ts). */
+const NOTIFY = eventNotifySql('e');
 
 /**
  * The Turn is committed without waiting for its WAL flush (`synchronous_commit` off for this

@@ -130,6 +130,9 @@ describe('two roles: MIGRATION_DATABASE_URL owns, DATABASE_URL serves', () => {
       expect(await attempt(service, 'set session_replication_role = replica')).toBe('42501');
       expect(await attempt(service, 'insert into mikro_orm_migrations (name) values ($$x$$)')).toBe('42501');
       // Everything it needs elsewhere is still there.
+      // It moves the debugger's watch mark (setval needs UPDATE), and no other sequence.
+      expect(await attempt(service, "select setval('turn_event_watch_until', 1)")).toBe('ok');
+      expect(await attempt(service, "select setval('turn_event_seq_seq', 1)")).toBe('42501');
       expect(await attempt(service, 'update workspace set name = name')).toBe('ok');
       expect(await attempt(service, 'delete from review_reason')).toBe('ok');
 

@@ -18,19 +18,11 @@ import {
 } from '../../../src/db/notifier.js';
 import { fromGlobalId } from '../../../src/graphql/node.js';
 import { createLogger } from '../../../src/logger.js';
-import type { TestApp } from '../../support/app.js';
-import type { SdkServerHandle } from '../../support/mcp-servers.js';
+import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';
+import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
 import { waitUntil } from '../../support/wait.js';
-import {
-  begin,
-  buildWorld,
-  call,
-  connectTools,
-  sleep,
-  startTwoInstances,
-  type TwoInstances,
-} from '../../support/turns.js';
+import { begin, buildWorld, call, connectTools, CRM_TOOLS, sleep, type World } from '../../support/turns.js';
 
 const quiet = createLogger(
   'error',
@@ -163,21 +155,95 @@ describe('Notifier.watchEvents', () => {
   });
 });
 
-describe('the turn-events channel across two instances', () => {
-  let instances: TwoInstances;
+describe('the turn-events NOTIFY across two instances on their own database', () => {
+  let url: string;
   let A: TestApp;
   let B: TestApp;
   let peer: SdkServerHandle;
+  /** A plain session LISTENing to the events channel, as any instance's would: sees what is sent. */
+  let listener: pg.Client;
+  const heard: number[] = [];
+  let w: World;
 
   beforeAll(async () => {
-    instances = await startTwoInstances();
-    ({ A, B, peer } = instances);
+    url = await createEmptyDatabase();
+    A = await startTestApp({ databaseUrl: url });
+    B = await startTestApp({ databaseUrl: url });
+    peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
+    listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    listener.on('notification', (m) => {
+      if (m.channel === EVENTS_CHANNEL) heard.push((JSON.parse(m.payload!) as EventSignal).seq);
+    });
+    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    w = await buildWorld(A, peer.url, 'Quiet');
+    await connectTools(A, w);
   });
-  afterAll(() => instances.stop());
+  afterAll(async () => {
+    await listener.end();
+    await A.stop();
+    await B.stop();
+    await peer.close();
+  });
+
+  /** The event signals `listener` heard for one call on A (a NOTIFY sent after it ends the wait). */
+  const signalsOfCall = async (conversation: string): Promise<number[]> => {
+    const turn = await begin(A, w, conversation);
+    await call(A, w, turn.turnId, 'quiet__lookup', { email: 'q@q' });
+    const marker = `after-${conversation}`;
+    let seen = false;
+    const onMarker = (m: pg.Notification) => (seen ||= m.payload === marker);
+    listener.on('notification', onMarker);
+    await listener.query(`LISTEN marker; NOTIFY marker, '${marker}'`);
+    await waitUntil(() => seen);
+    listener.off('notification', onMarker);
+    return heard.splice(0);
+  };
+
+  it('should send no turn-event NOTIFY while no instance watches, and one per event while one does, until its mark lapses', async () => {
+    expect(await signalsOfCall('unwatched')).toEqual([]);
+    expect(await B.app.services.notifier.listeningChannels()).toEqual(ALWAYS);
+
+    const n = new Notifier(url, quiet, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
+    await n.start();
+    try {
+      const release = await n.watchEvents();
+      // TURN_STARTED, CALL_STARTED, CALL_FINISHED.
+      expect(await signalsOfCall('watched')).toHaveLength(3);
+      release();
+      await waitUntil(async () => (await n.listeningChannels()).length === ALWAYS.length);
+      await sleep(300);
+      expect(await signalsOfCall('lapsed')).toEqual([]);
+    } finally {
+      await n.stop();
+    }
+  });
+
+  it('should have a new watch wait for a transaction that may have read the mark before it moved', async () => {
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    const n = new Notifier(url, quiet, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
+    await n.start();
+    try {
+      await other.query('begin');
+      await other.query('select pg_current_xact_id()'); // it has a transaction id, as a writer has
+      let watching = false;
+      const watched = n.watchEvents().then((release) => {
+        watching = true;
+        return release;
+      });
+      await sleep(150);
+      expect(watching).toBe(false);
+      await other.query('commit');
+      (await watched)();
+      expect(watching).toBe(true);
+    } finally {
+      await other.end();
+      await n.stop();
+    }
+  });
 
   it("should leave an instance with no subscriber out of every call's signal", async () => {
-    const w = await buildWorld(A, peer.url, 'Quiet');
-    await connectTools(A, w);
     const turn = await begin(A, w, 'quiet');
     await call(A, w, turn.turnId, 'quiet__lookup', { email: 'q@q' });
     expect(await B.app.services.notifier.listeningChannels()).toEqual(ALWAYS);
@@ -185,18 +251,19 @@ describe('the turn-events channel across two instances', () => {
   });
 
   it('should give a subscriber on B, from afterSeq 0, every event of calls recorded on A meanwhile, once', async () => {
-    const w = await buildWorld(A, peer.url, 'Busy');
-    await connectTools(A, w);
-    const turn = await begin(A, w, 'busy');
+    const busy = await buildWorld(A, peer.url, 'Busy');
+    await connectTools(A, busy);
+    const turn = await begin(A, busy, 'busy');
     const CALLS = 30;
     let made = 0;
-    // Calls go on while the subscription starts, listens, replays and goes live.
+    // Calls go on while the subscription starts, listens, marks the events watched, replays and
+    // goes live.
     const calling = (async () => {
-      for (; made < CALLS; made++) await call(A, w, turn.turnId, 'busy__lookup', { email: `${made}@b` });
+      for (; made < CALLS; made++) await call(A, busy, turn.turnId, 'busy__lookup', { email: `${made}@b` });
     })();
     await waitUntil(() => made >= 3);
-    const stream = await subscribeTurnEvents(B.wsUrl, w.customer, {
-      assistantId: w.assistantId,
+    const stream = await subscribeTurnEvents(B.wsUrl, busy.customer, {
+      assistantId: busy.assistantId,
       conversationId: 'busy',
       afterSeq: 0,
     });

@@ -129,7 +129,11 @@ describe('the batch of call finishes', () => {
         payload: { seq },
       });
     const rows = await run(CALL_FINISH_SQL, [batchJson([finish(2), finish(1)])]);
-    expect(rows).toEqual([{ calls: '2', ledger: '0', restored: '1', notified: '2' }]);
+    // `notified`: 2 or 0, as some instance on this shared database watches or not (the NOTIFY's own
+    // rule is tested in events-listen.test.ts, on a database of its own).
+    expect(rows).toEqual([
+      { calls: '2', ledger: '0', restored: '1', notified: expect.stringMatching(/^[02]$/) },
+    ]);
     expect(await sql('select call_seq from turn where id = ?', [id])).toEqual([{ call_seq: 2 }]);
     // The next call gets the next seq, not one already taken.
     expect((await call(f.t, f.w, turnId, 'crm__lookup', { email: 'b@example.com' })).seq).toBe(3);

@@ -32,6 +32,15 @@ describe('serviceGrantStatements', () => {
     );
     expect(sql).toContain('revoke insert, update, delete on "mikro_orm_migrations" from "svc"');
     expect(sql).toContain('grant usage, select on all sequences in schema public to "svc"');
+    expect(sql.some((s) => s.startsWith('grant update on sequence'))).toBe(false);
+  });
+
+  it('should let the service move only the sequences named writable, after taking every sequence back', () => {
+    const sql = serviceGrantStatements('svc', [], ['turn_event_watch_until', 'turn_event_watch_until']);
+    const revoke = sql.indexOf('revoke all on all sequences in schema public from "svc"');
+    const update = sql.indexOf('grant update on sequence "turn_event_watch_until" to "svc"');
+    expect(revoke).toBeGreaterThanOrEqual(0);
+    expect(update).toBeGreaterThan(revoke);
   });
 
   it('should quote a hostile role name', () => {
