@@ -307,14 +307,15 @@ export class Notifier {
     );
     const keys = running.rows[0]?.keys ?? [];
     const deadline = Date.now() + EVENTS_WATCH_SETTLE_MAX_MS;
-    while (keys.length > 0 && Date.now() < deadline) {
+    // Usually they end within a round trip or two; a long writer is asked after 2, 4, … 50 ms.
+    for (let pause = 2; keys.length > 0 && Date.now() < deadline; pause = Math.min(pause * 2, 50)) {
       const left = await client.query<{ n: number }>(
         `select count(*)::int as n from pg_stat_activity
          where datname = current_database() and (pid::text || ':' || backend_xid::text) = any($1)`,
         [keys],
       );
       if ((left.rows[0]?.n ?? 0) === 0) return;
-      await new Promise((r) => setTimeout(r, 2));
+      await new Promise((r) => setTimeout(r, pause));
     }
   }
 
