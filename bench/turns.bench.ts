@@ -213,10 +213,12 @@ export async function run(): Promise<void> {
     // few thousand calls. Measured here: after 640 calls c=1 read 2.0–2.2 ms and 1.5–1.6 ms of
     // service CPU per call; after 2,000 more (at c=1 or at c=32 alike) 1.6–1.7 ms and 1.0 ms, and
     // it stays there. Both sides get the same.
-    await load(callRaw, WARM_CALLS, 32);
-    await load(callRaw, WARM_CALLS / 10, 1);
-    await load(bareRaw.call, WARM_CALLS, 32);
-    await load(bareRaw.call, WARM_CALLS / 10, 1);
+    const warmUp = async (fn: () => Promise<unknown>) => {
+      await load(fn, WARM_CALLS, 32);
+      await load(fn, WARM_CALLS / 10, 1);
+    };
+    await warmUp(callRaw);
+    await warmUp(bareRaw.call);
     for (const concurrency of [1, 32] as const) {
       const calls = BATCH_CALLS[concurrency];
       const api: number[] = [];
@@ -289,8 +291,7 @@ export async function run(): Promise<void> {
       const d = graphqlClient(durable.url);
       try {
         const callDurable = await callVia(raw.assistantId, rawName, true, d.gql);
-        await load(callDurable, WARM_CALLS, 32);
-        await load(callDurable, WARM_CALLS / 10, 1);
+        await warmUp(callDurable);
         const api: number[] = [];
         const bare: number[] = [];
         for (let b = 0; b < BATCHES; b++) {

@@ -40,22 +40,28 @@ export const DEFAULT_EVENTS_WATCH_TTL_MS = 30_000; // 30 seconds
 /** The most a new watch waits for the transactions that may have read the mark before it moved. */
 export const EVENTS_WATCH_SETTLE_MAX_MS = 2_000; // 2 seconds
 
+/** How long the turn-events channel stays listened to after its last watcher leaves. */
+export const DEFAULT_EVENTS_LINGER_MS = 30_000; // 30 seconds
+
+/** SQL for the NOTIFY of the turn event `row` (an alias with `seq` and `workspace_id`), always sent. */
+export function eventSignalSql(row: string): string {
+  return `pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', ${row}.seq, 'workspaceId', ${row}.workspace_id)::text)`;
+}
+
 /**
- * SQL for the NOTIFY of the turn event `row` (an alias with `seq` and `workspace_id`), sent only
- * while some instance watches turn events (its value is null otherwise). Put it in a select list
- * over the inserted events, never in a WHERE: there it is read after the statement's first write,
- * when its transaction has an id, which is what `Notifier.watchEvents` waits for.
+ * SQL for the NOTIFY of the turn event `row` (see eventSignalSql), sent only while some instance
+ * watches turn events (its value is null otherwise). Put it in a select list over the inserted
+ * events, never in a WHERE: there it is read after the statement's first write, when its
+ * transaction has an id, which is what `Notifier.watchEvents` waits for.
  */
 export function eventNotifySql(row: string): string {
   return (
     `case when (select last_value from ${EVENTS_WATCH_SEQUENCE}) > (extract(epoch from clock_timestamp()) * 1000)::bigint ` +
-    `then pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', ${row}.seq, 'workspaceId', ${row}.workspace_id)::text) end`
+    `then ${eventSignalSql(row)} end`
   );
 }
 
 const DEFAULT_RECONNECT_MIN_MS = 100;
-/** How long the turn-events channel stays listened to after its last watcher leaves. */
-export const DEFAULT_EVENTS_LINGER_MS = 30_000; // 30 seconds
 const DEFAULT_RECONNECT_MAX_MS = 5_000;
 /**
  * A LISTEN connection can die without a word (a half-open TCP connection after a failover or a NAT
@@ -244,8 +250,10 @@ export class Notifier {
 
   /**
    * Turn-event signals are wanted until the returned release is called. Resolves once the channel
-   * is LISTENed on the connection, so that every event committed from then on is signalled; at
-   * once while the connection is down (the reconnect listens, and says `reset`). Never rejects.
+   * is LISTENed on the connection, the watch mark moved and the writers that may have read it
+   * before ended (#markWatched), so that every event committed from then on is signalled to this
+   * instance; at once while the connection is down (the reconnect does all that, and says
+   * `reset`). Never rejects.
    */
   async watchEvents(): Promise<() => void> {
     this.#eventWatchers++;

@@ -73,7 +73,8 @@ export function serviceGrantStatements(
     `revoke insert, update, delete on ${quoteIdent(MIGRATIONS_TABLE)} from ${r}`,
   ];
   const sequences = [...new Set(writableSequences)].sort();
-  if (sequences.length > 0) statements.push(`grant update on sequence ${sequences.map(quoteIdent).join(', ')} to ${r}`);
+  if (sequences.length > 0)
+    statements.push(`grant update on sequence ${sequences.map(quoteIdent).join(', ')} to ${r}`);
   const tables = [...new Set(appendOnly)].sort();
   if (tables.length > 0) {
     const list = tables.map(quoteIdent).join(', ');
@@ -100,21 +101,17 @@ export async function grantServiceRole(ownerUrl: string, role: string): Promise<
   try {
     await client.query('begin');
     const found = await client.query<{ name: string }>(APPEND_ONLY_BY_TRIGGER_SQL);
-    const existing = await client.query<{ name: string }>(
-      'select relname as name from pg_class where relkind = $1 and relnamespace = current_schema()::text::regnamespace and relname = any($2)',
-      ['r', [...APPEND_ONLY_TABLES]],
-    );
-    const tables = [...found.rows, ...existing.rows].map((row) => row.name);
-    const sequences = await client.query<{ name: string }>(
-      'select relname as name from pg_class where relkind = $1 and relnamespace = current_schema()::text::regnamespace and relname = any($2)',
-      ['S', [...WRITABLE_SEQUENCES]],
-    );
-    for (const sql of serviceGrantStatements(
-      role,
-      tables,
-      sequences.rows.map((row) => row.name),
-    ))
-      await client.query(sql);
+    /** Which of `names` exist in the schema as relations of `kind` (pg_class.relkind). */
+    const existing = async (kind: 'r' | 'S', names: readonly string[]) =>
+      (
+        await client.query<{ name: string }>(
+          'select relname as name from pg_class where relkind = $1 and relnamespace = current_schema()::text::regnamespace and relname = any($2)',
+          [kind, [...names]],
+        )
+      ).rows.map((row) => row.name);
+    const tables = [...found.rows.map((row) => row.name), ...(await existing('r', APPEND_ONLY_TABLES))];
+    const sequences = await existing('S', WRITABLE_SEQUENCES);
+    for (const sql of serviceGrantStatements(role, tables, sequences)) await client.query(sql);
     await client.query('commit');
   } catch (err) {
     await client.query('rollback').catch(() => undefined);

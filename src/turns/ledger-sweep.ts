@@ -15,7 +15,7 @@
  * primary key at a time), so a run reads only the events since the last one, not the whole table.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { EVENTS_CHANNEL } from '../db/notifier.js';
+import { eventSignalSql } from '../db/notifier.js';
 import type { Logger } from '../logger.js';
 
 export const OUTCOME_UNKNOWN_MESSAGE =
@@ -44,7 +44,7 @@ function closingEvents(risk: string): string {
   from c join turn t on t.id = c.turn_id
   returning seq, workspace_id
 ), n as (
-  select pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', e.seq, 'workspaceId', e.workspace_id)::text) from e
+  select ${eventSignalSql('e')} from e
 )`;
 }
 

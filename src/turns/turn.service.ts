@@ -93,9 +93,9 @@ const NOTIFY = eventNotifySql('e');
  * the bench machine). It is visible to every instance at once, like any commit. A crash of
  * PostgreSQL may lose the last fraction of a second of such turns, but only turns with no WRITE or
  * slow call on record: those records are committed synchronously, and a flush carries everything
- * written before it, the turn's insert included (a quick READ's record need not wait for its flush,
- * READ_RECORD_COMMIT: it may be lost with its turn). A call on a lost turn is refused (nothing sent, nothing
- * recorded), as a call on a finished turn is. Never group-committed: the setting would reach the
+ * written before it, the turn's insert included (a quick READ's record need not wait for its
+ * flush, READ_RECORD_COMMIT: it may be lost with its turn). A call on a lost turn is refused
+ * (nothing sent, nothing recorded), as a call on a finished turn is. Never group-committed: the setting would reach the
  * batch's other records.
  *
  * The declared-tools record is stored once per workspace and tool list (`declared_tool_list`,

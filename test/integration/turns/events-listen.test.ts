@@ -15,6 +15,7 @@ import {
   Notifier,
   type CacheSignal,
   type EventSignal,
+  type NotifierOptions,
 } from '../../../src/db/notifier.js';
 import { fromGlobalId } from '../../../src/graphql/node.js';
 import { createLogger } from '../../../src/logger.js';
@@ -34,6 +35,18 @@ const ALWAYS = [AUTH_CHANNEL, CACHE_CHANNEL].sort();
 const WATCHED = [AUTH_CHANNEL, CACHE_CHANNEL, EVENTS_CHANNEL].sort();
 const LINGER_MS = 50;
 
+const notifiers: Notifier[] = [];
+/** A Notifier of its own on `url`, started, and stopped after the file. */
+async function startNotifier(url: string, options: NotifierOptions = { eventsLingerMs: LINGER_MS }) {
+  const n = new Notifier(url, quiet, options);
+  notifiers.push(n);
+  await n.start();
+  return n;
+}
+afterAll(async () => {
+  for (const n of notifiers) await n.stop();
+});
+
 describe('Notifier.watchEvents', () => {
   let sender: pg.Client;
   /** `sender` as a SqlRunner: knex-style `?` placeholders become `$1`, `$2`… */
@@ -46,13 +59,7 @@ describe('Notifier.watchEvents', () => {
       );
     },
   };
-  const notifiers: Notifier[] = [];
-  const started = async (options = { eventsLingerMs: LINGER_MS }) => {
-    const n = new Notifier(inject('databaseUrl'), quiet, options);
-    notifiers.push(n);
-    await n.start();
-    return n;
-  };
+  const started = () => startNotifier(inject('databaseUrl'));
   /** Every event signal `n` receives, then a cache signal sent after them on the same connection. */
   const eventsBeforeCacheSignal = async (n: Notifier, seq: number): Promise<number[]> => {
     const got: number[] = [];
@@ -76,7 +83,6 @@ describe('Notifier.watchEvents', () => {
     await sender.connect();
   });
   afterAll(async () => {
-    for (const n of notifiers) await n.stop();
     await sender.end();
   });
 
@@ -204,8 +210,7 @@ describe('the turn-events NOTIFY across two instances on their own database', ()
     expect(await signalsOfCall('unwatched')).toEqual([]);
     expect(await B.app.services.notifier.listeningChannels()).toEqual(ALWAYS);
 
-    const n = new Notifier(url, quiet, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
-    await n.start();
+    const n = await startNotifier(url, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
     try {
       const release = await n.watchEvents();
       // TURN_STARTED, CALL_STARTED, CALL_FINISHED.
@@ -222,8 +227,7 @@ describe('the turn-events NOTIFY across two instances on their own database', ()
   it('should have a new watch wait for a transaction that may have read the mark before it moved', async () => {
     const other = new pg.Client({ connectionString: url });
     await other.connect();
-    const n = new Notifier(url, quiet, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
-    await n.start();
+    const n = await startNotifier(url, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
     try {
       await other.query('begin');
       await other.query('select pg_current_xact_id()'); // it has a transaction id, as a writer has
