@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
 import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from './limits.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
+import { DEFAULT_FOR_MODEL_BUDGETS, type ForModelBudgets } from './turns/dialects/for-model.js';
 import { DEFAULT_PROGRESS_MIN_INTERVAL_MS } from './turns/progress.js';
 
 export const DEFAULT_PORT = 4000;
@@ -96,6 +97,8 @@ export interface Config {
     maxBodyBytes: number;
   };
   toolResultMaxChars: number;
+  /** `forModel`'s size budget per model API family, in serialized characters (issue 26). */
+  forModelMaxChars: ForModelBudgets;
   /** A call's arguments past these are refused (REJECTED) before anything is recorded or sent. */
   toolArguments: { maxDepth: number; maxBytes: number };
   /** WRITE intents without an outcome older than `afterMs` are closed as OUTCOME_UNKNOWN, every `everyMs`. */
@@ -355,6 +358,11 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
+    forModelMaxChars: {
+      openai: int(env, 'FOR_MODEL_MAX_CHARS_OPENAI', DEFAULT_FOR_MODEL_BUDGETS.openai, 1024, 16 * 1024 * 1024),
+      anthropic: int(env, 'FOR_MODEL_MAX_CHARS_ANTHROPIC', DEFAULT_FOR_MODEL_BUDGETS.anthropic, 1024, 16 * 1024 * 1024),
+      gemini: int(env, 'FOR_MODEL_MAX_CHARS_GEMINI', DEFAULT_FOR_MODEL_BUDGETS.gemini, 1024, 16 * 1024 * 1024),
+    },
     recordBatch: {
       maxBatch: int(env, 'RECORD_BATCH_MAX', DEFAULT_GROUP_COMMIT_MAX_BATCH, 1, 1_000),
       inFlight: int(env, 'RECORD_BATCH_IN_FLIGHT', DEFAULT_GROUP_COMMIT_IN_FLIGHT, 1, 8),

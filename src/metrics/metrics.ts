@@ -36,6 +36,7 @@ export class Metrics {
   readonly #calls: Counter<'connection' | 'status'>;
   readonly #callDuration: Histogram<'connection'>;
   readonly #discoveries: Counter<'outcome' | 'code'>;
+  readonly #leftOut: Counter<'dialect' | 'reason'>;
   readonly #http: Counter<'route' | 'status'>;
   readonly #httpDuration: Histogram<'route'>;
   /** Per connection id, the label it is counted under (itself, or `other` past the cap). */
@@ -55,6 +56,12 @@ export class Metrics {
       help: 'Duration of tool calls (all attempts), by connection id.',
       labelNames: ['connection'],
       buckets: CALL_BUCKETS,
+      registers,
+    });
+    this.#leftOut = new Counter({
+      name: `${METRICS_PREFIX}declarations_left_out_total`,
+      help: "Tools left out of a turn's declared list because its model API would refuse them, by dialect and reason code (issue 26).",
+      labelNames: ['dialect', 'reason'],
       registers,
     });
     this.#discoveries = new Counter({
@@ -178,6 +185,11 @@ export class Metrics {
     const connection = this.#connectionLabel(connectionId);
     this.#calls.inc({ connection, status });
     this.#callDuration.observe({ connection }, durationMs / 1000);
+  }
+
+  /** One tool left out of a turn's list (dialect and reason come from fixed sets of ours). */
+  declarationLeftOut(dialect: string, reason: string): void {
+    this.#leftOut.inc({ dialect, reason });
   }
 
   /** One finished discovery run. */

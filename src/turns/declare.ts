@@ -7,9 +7,15 @@
 import { AppError } from '../errors.js';
 import { type JsonObject } from '../operations/types.js';
 
-/** The rule of the major model APIs for tool names. */
-export const DECLARED_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * Declared names: the intersection of the model APIs' rules for tool names (issue 26,
+ * docs/dialects.md): OpenAI and Anthropic take `^[a-zA-Z0-9_-]{1,64}$`, Gemini wants a letter or
+ * `_` first. Every dialect, GENERIC included, declares the same names.
+ */
+export const DECLARED_NAME_PATTERN = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
 export const DECLARED_NAME_MAX_LENGTH = 64;
+/** Put before a declared name that would start with a digit or `-` (a slug such as `3m`). */
+export const DECLARED_NAME_PREFIX = 't_';
 
 /** Between the connection slug and the operation name in a declared name. */
 export const DECLARED_NAME_SEPARATOR = '__';
@@ -55,17 +61,19 @@ export interface DeclaredToolList {
 /**
  * The model-facing name of one operation: `<connection>__<operation>`, compatibility-decomposed with
  * combining marks dropped (`é` → `e`), every other character outside `[a-zA-Z0-9_-]` replaced by `_`
- * (one per code point). When that is longer than 64 characters it is cut to 55 and `_` plus the
+ * (one per code point), and {@link DECLARED_NAME_PREFIX} put first when it would start with a digit
+ * or `-`. When that is longer than 64 characters it is cut to 55 and `_` plus the
  * 8-hex-digit FNV-1a hash of the original, unsanitised `<connection>__<operation>` is appended, so
  * two long names that share a prefix still differ. Uniqueness within a turn is
  * {@link declareTools}'s job.
  */
 export function declaredName(connectionSlug: string, operationName: string): string {
   const original = `${connectionSlug}${DECLARED_NAME_SEPARATOR}${operationName}`;
-  const sanitised = original
+  let sanitised = original
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     .replace(/[^a-zA-Z0-9_-]/gu, '_');
+  if (!/^[a-zA-Z_]/.test(sanitised)) sanitised = `${DECLARED_NAME_PREFIX}${sanitised}`;
   if (sanitised.length <= DECLARED_NAME_MAX_LENGTH) return sanitised;
   return `${sanitised.slice(0, DECLARED_NAME_MAX_LENGTH - HASH_LENGTH - 1)}_${fnv1a32(original)}`;
 }

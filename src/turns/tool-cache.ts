@@ -16,8 +16,16 @@ import type { ConnectionKind, CredentialKind } from '../connections/connection.e
 import type { JsonObject, OpenApiBinding, Risk } from '../operations/types.js';
 import { compileArguments, type ArgumentCheck } from './arguments.js';
 import { declareTools, type DeclaredTool } from './declare.js';
+import { compileToolList, type CompileMemo, type DialectToolList } from './dialects/declarations.js';
+import type { ToolDialect } from './dialects/dialect.js';
 
 export const DEFAULT_TOOL_CACHE_MAX_ENTRIES = 10_000;
+/**
+ * Distinct input schemas kept by content (their MD5), so that a reload after an invalidation hands
+ * out the same schema objects for unchanged schemas, and what was compiled from them (argument
+ * checks, dialect declarations) is reused instead of compiled again. Emptied when full.
+ */
+export const DEFAULT_SCHEMA_MEMO_MAX = 50_000;
 
 /** What a call needs of a connection. The credential stays sealed until the call opens it. */
 export interface CachedConnection {
@@ -53,9 +61,18 @@ export interface CachedOperation {
 
 /** The operation's compiled input schema: compiled on first use, then kept with the cache entry. */
 export function argumentCheckOf(op: CachedOperation): ArgumentCheck {
-  op.argumentCheck ??= compileArguments(op.inputSchema);
-  return op.argumentCheck;
+  if (op.argumentCheck) return op.argumentCheck;
+  let check = CHECKS.get(op.inputSchema);
+  if (!check) {
+    check = compileArguments(op.inputSchema);
+    CHECKS.set(op.inputSchema, check);
+  }
+  op.argumentCheck = check;
+  return check;
 }
+
+/** Compiled checks by schema object: an unchanged (interned) schema is compiled once. */
+const CHECKS = new WeakMap<JsonObject, ArgumentCheck>();
 
 export interface AssistantTools {
   assistantId: string;
@@ -66,6 +83,28 @@ export interface AssistantTools {
   map: Record<string, string>;
   /** Callable operations (both gates on), by id. */
   operations: Map<string, CachedOperation>;
+  /** The list compiled per model API, on the first turn that asks for it ({@link dialectToolsOf}). */
+  dialects: Map<ToolDialect, DialectToolList>;
+  /** Shared by every entry of the cache: what was compiled from each schema object. */
+  memo: CompileMemo;
+}
+
+/**
+ * The assistant's tools as declared in `dialect`: compiled once per cache entry and dialect, and
+ * kept with the entry, so beginTurn in any dialect stays one lookup with no network.
+ */
+export function dialectToolsOf(tools: AssistantTools, dialect: ToolDialect): DialectToolList {
+  let list = tools.dialects.get(dialect);
+  if (!list) {
+    list = compileToolList(
+      dialect,
+      { tools: tools.declared, map: tools.map },
+      (id) => tools.operations.get(id)?.key ?? null,
+      tools.memo,
+    );
+    tools.dialects.set(dialect, list);
+  }
+  return list;
 }
 
 interface Row {
@@ -90,13 +129,15 @@ interface Row {
   risk: Risk | null;
   idempotent: boolean | null;
   binding: OpenApiBinding | null;
+  schema_md5: string | null;
 }
 
 const LOAD_SQL = `
 select a.workspace_id,
        c.id as c_id, c.slug, c.kind, c.status, c.endpoint_url, c.base_url, c.timeout_ms,
        c.credential_kind, c.credential_header_name, c.credential_secret, c.credential_origins, c.protocol_version,
-       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.risk, o.idempotent, o.binding
+       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.risk, o.idempotent, o.binding,
+       md5(o.input_schema::text) as schema_md5
   from assistant a
   left join assistant_connection ac on ac.assistant_id = a.id
   left join connection c on c.id = ac.connection_id
@@ -108,6 +149,9 @@ export class ToolCache {
   readonly #loading = new Map<string, Promise<AssistantTools | null>>();
   #generation = 0;
   readonly #unsubscribe: (() => void)[] = [];
+  /** Input schemas by content: see {@link DEFAULT_SCHEMA_MEMO_MAX}. */
+  readonly #schemas = new Map<string, JsonObject>();
+  readonly #memo: CompileMemo = new WeakMap();
 
   constructor(
     private readonly orm: MikroORM,
@@ -176,12 +220,13 @@ export class ToolCache {
         connections.set(row.c_id, connection);
       }
       if (row.o_id === null) continue;
+      const inputSchema = this.#interned(row.input_schema!, row.schema_md5);
       operations.set(row.o_id, {
         id: row.o_id,
         key: row.key!,
         name: row.name!,
         description: row.description,
-        inputSchema: row.input_schema!,
+        inputSchema,
         risk: row.risk!,
         idempotent: row.idempotent!,
         binding: row.binding,
@@ -204,12 +249,24 @@ export class ToolCache {
       declared: tools,
       map,
       operations,
+      dialects: new Map(),
+      memo: this.#memo,
     };
     if (this.notifier.healthy && generation === this.#generation) {
       if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
       this.#entries.set(assistantId, entry);
     }
     return entry;
+  }
+
+  /** The schema object already held for the same content, or `schema` (then held). */
+  #interned(schema: JsonObject, md5: string | null): JsonObject {
+    if (md5 === null) return schema;
+    const held = this.#schemas.get(md5);
+    if (held) return held;
+    if (this.#schemas.size >= DEFAULT_SCHEMA_MEMO_MAX) this.#schemas.clear();
+    this.#schemas.set(md5, schema);
+    return schema;
   }
 
   /** Drops what a signal touches: the whole workspace, which is cheap and always correct. */

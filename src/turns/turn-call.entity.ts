@@ -53,9 +53,20 @@ export class TurnCall extends Node {
   @Property({ type: 'string', length: 200 })
   declaredName: string;
 
-  @Field(() => GraphQLJSONObject)
+  @Field(() => GraphQLJSONObject, {
+    description:
+      "The canonical arguments: what was checked and sent to the tool server (the model's own, mapped back from the turn's dialect).",
+  })
   @Property({ type: 'json' })
   arguments: JsonObject;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      "The arguments exactly as the model wrote them, when the turn's dialect mapping changed them (renamed properties, strict-mode nulls, JSON text); null when they are the canonical ones.",
+  })
+  @Property({ type: 'json', nullable: true })
+  modelArguments: JsonObject | null = null;
 
   @Field(() => CallStatus)
   @Enum({ items: () => CallStatus })

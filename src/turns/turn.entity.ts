@@ -1,5 +1,7 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property, type Opt, type Ref } from '@mikro-orm/core';
 import { Field, ObjectType } from 'type-graphql';
+import type { LeftOutCode } from './dialects/compile.js';
+import { ToolDialectEnum, type ToolDialect } from './dialects/dialect-enum.js';
 import { Assistant } from '../assistants/assistant.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
@@ -14,6 +16,8 @@ export interface DeclaredToolRecord {
   /** Null for built-ins and finish_turn. */
   operationId: string | null;
   operationKey: string | null;
+  /** Set when the tool could not be declared in the turn's dialect (issue 26): never callable in it. */
+  leftOut?: { code: LeftOutCode; reason: string };
 }
 
 /** One turn of a conversation: the tools declared to the model, and the calls made. */
@@ -50,6 +54,10 @@ export class Turn extends Node {
    */
   @Property({ type: 'string', length: 64 })
   declaredToolsDigest: string;
+
+  @Field(() => ToolDialectEnum, { description: "The model API the turn's tools were declared for." })
+  @Property({ type: 'string', length: 24, default: 'GENERIC' })
+  dialect: ToolDialect & Opt = 'GENERIC';
 
   /** The last call's `seq`: incremented atomically as each call starts. */
   @Property({ type: 'integer', default: 0 })

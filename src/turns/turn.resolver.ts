@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import {
   Arg,
   Args,
@@ -46,6 +46,10 @@ import { LedgerEntry } from './ledger-entry.entity.js';
 import { CallStatus, TurnCall } from './turn-call.entity.js';
 import { TurnEventType } from './turn-event.entity.js';
 import { Turn } from './turn.entity.js';
+import { forModel } from './dialects/for-model.js';
+import { ToolDialectEnum, type ToolDialect } from './dialects/dialect-enum.js';
+import type { LeftOutCode } from './dialects/compile.js';
+import type { JsonValue } from '../operations/types.js';
 
 export const TurnConnection = connectionType('Turn', Turn);
 export const TurnCallConnection = connectionType('TurnCall', TurnCall, { totalCount: true });
@@ -54,14 +58,42 @@ export const LedgerEntryConnection = connectionType('LedgerEntry', LedgerEntry);
 /** The GraphQL shape of a built-in or connection tool as declared to the model. */
 @ObjectType('DeclaredTool')
 export class DeclaredToolType {
-  @Field(() => String, { description: 'Matches ^[a-zA-Z0-9_-]{1,64}$; unique in the turn.' })
+  @Field(() => String, {
+    description: 'Matches ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$ (every model API takes it); unique in the turn.',
+  })
   name!: string;
 
   @Field(() => String)
   description!: string;
 
-  @Field(() => GraphQLJSONObject)
+  @Field(() => GraphQLJSONObject, { description: 'The canonical input schema (the same in every dialect).' })
   inputSchema!: JsonObject;
+
+  @Field(() => GraphQLJSONObject, {
+    description:
+      "The tool exactly as the turn's dialect's request takes it: append it unchanged to that API's tools " +
+      '(README, "Declaring tools to a model"). GENERIC: { name, description, inputSchema }.',
+  })
+  declaration!: JsonObject;
+}
+
+@ObjectType('LeftOutTool', {
+  description: "A tool that passes both gates but could not be declared in the turn's dialect, and why.",
+})
+export class LeftOutToolType {
+  @Field(() => String, { description: 'The name it would have been declared under.' })
+  name!: string;
+
+  @Field(() => String, { nullable: true, description: 'Null for built-ins and finish_turn.' })
+  operationKey!: string | null;
+
+  @Field(() => String, {
+    description: 'SCHEMA_TOO_LARGE, UNSUPPORTED_SCHEMA, IRREVERSIBLE, RULE_VIOLATION or TOOL_LIMIT.',
+  })
+  code!: LeftOutCode;
+
+  @Field(() => String)
+  reason!: string;
 }
 
 @InputType()
@@ -95,6 +127,12 @@ export class BeginTurnInput {
 
   @Field(() => String, { description: "The runtime's own conversation id (1–200 characters)." })
   conversationId!: string;
+
+  @Field(() => ToolDialectEnum, {
+    defaultValue: 'GENERIC',
+    description: 'The model API the tools are declared for; callTool then takes arguments and shapes results for it.',
+  })
+  dialect!: ToolDialect;
 }
 
 @ObjectType()
@@ -106,6 +144,11 @@ export class BeginTurnPayload {
     description: 'Built-ins first, connection tools next, finish_turn last.',
   })
   tools!: DeclaredToolType[];
+
+  @Field(() => [LeftOutToolType], {
+    description: "Callable tools that the dialect's API would refuse, left out of tools (never sent broken), with why.",
+  })
+  leftOut!: LeftOutToolType[];
 }
 
 @InputType()
@@ -170,6 +213,14 @@ export class CallToolPayload {
 
   @Field(() => Int)
   durationMs!: number;
+
+  @Field(() => GraphQLJSON, {
+    description:
+      "The result as the turn's dialect's next request takes it: OPENAI(_STRICT) the tool message's content (a string); " +
+      "ANTHROPIC a tool_result's content blocks; GEMINI(_JSON_SCHEMA) functionResponse.response (an object); GENERIC " +
+      '{ content, structuredContent?, isError }. Within the dialect\'s size budget.',
+  })
+  forModel!: JsonValue;
 }
 
 @InputType()
@@ -216,6 +267,13 @@ export class TurnEventCall {
   })
   arguments!: JsonObject | null;
 
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      "CALL_STARTED: the arguments exactly as the model wrote them, when the turn's dialect mapping changed them (arguments are then the canonical ones).",
+  })
+  modelArguments!: JsonObject | null;
+
   @Field(() => ToolResultType, {
     nullable: true,
     description: 'CALL_FINISHED: the result as the model received it.',
@@ -248,6 +306,15 @@ export class TurnEventType_ {
 
   @Field(() => TurnEventCall, { nullable: true })
   call!: TurnEventCall | null;
+
+  @Field(() => ToolDialectEnum, { nullable: true, description: 'TURN_STARTED: the dialect the tools were declared for.' })
+  dialect!: ToolDialect | null;
+
+  @Field(() => [LeftOutToolType], {
+    nullable: true,
+    description: 'TURN_STARTED: tools left out of the declared list, with why (the first 100; Turn.leftOut has all).',
+  })
+  leftOut!: LeftOutToolType[] | null;
 
   @Field(() => Date)
   at!: Date;
@@ -282,10 +349,8 @@ function toEvent(e: TurnEventRecord): TurnEventType_ {
           durationMs: (p.durationMs as number | undefined) ?? null,
           attempts: (p.attempts as number | undefined) ?? null,
           message: (p.message as string | null | undefined) ?? null,
-          arguments:
-            typeof p.arguments === 'object' && p.arguments !== null && !Array.isArray(p.arguments)
-              ? (p.arguments as JsonObject)
-              : null,
+          arguments: jsonObjectOrNull(p.arguments),
+          modelArguments: jsonObjectOrNull(p.modelArguments),
           result: toToolResult(p.result),
           progress: toProgressLineType(p.progress),
         }
@@ -297,8 +362,24 @@ function toEvent(e: TurnEventRecord): TurnEventType_ {
     assistantId: toGlobalId('Assistant', e.assistantId),
     conversationId: e.conversationId,
     call,
+    dialect:
+      e.type === TurnEventType.TURN_STARTED
+        ? typeof p.dialect === 'string' && p.dialect in ToolDialectEnum
+          ? (p.dialect as ToolDialect)
+          : 'GENERIC'
+        : null,
+    leftOut:
+      e.type === TurnEventType.TURN_STARTED
+        ? Array.isArray(p.leftOut)
+          ? (p.leftOut as LeftOutToolType[]).filter((t) => typeof t === 'object' && t !== null)
+          : []
+        : null,
     at: e.createdAt,
   };
+}
+
+function jsonObjectOrNull(v: unknown): JsonObject | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as JsonObject) : null;
 }
 
 async function visibleAssistant(ctx: Context, globalId: string): Promise<Assistant> {
@@ -356,8 +437,9 @@ export class TurnResolver {
       ctx.principal!,
       idOf(input.assistantId, 'Assistant', 'assistant'),
       conversationId,
+      input.dialect ?? 'GENERIC',
     );
-    return { turnId: toGlobalId('Turn', result.turnId), tools: result.tools };
+    return { turnId: toGlobalId('Turn', result.turnId), tools: result.tools, leftOut: result.leftOut };
   }
 
   @Authorized(Role.RUNTIME)
@@ -368,6 +450,7 @@ export class TurnResolver {
     @Arg('input', () => CallToolInput) input: CallToolInput,
     @Ctx() ctx: Context,
   ): Promise<CallToolPayload> {
+    const budgets = ctx.services.config.forModelMaxChars;
     const result = await ctx.services.turns.call(
       ctx.principal!,
       idOf(input.turnId, 'Turn', 'turn'),
@@ -388,6 +471,10 @@ export class TurnResolver {
       attempts: result.attempts,
       resends: result.resends,
       durationMs: result.durationMs,
+      // Shaped only when asked for.
+      get forModel(): JsonValue {
+        return forModel(result.dialect, result, budgets);
+      },
     };
   }
 
@@ -431,7 +518,20 @@ export class TurnResolver {
       workspaceId: turn.workspace.id,
       digest: turn.declaredToolsDigest,
     });
-    return tools.map((t) => t.name);
+    return tools.filter((t) => !t.leftOut).map((t) => t.name);
+  }
+
+  @FieldResolver(() => [LeftOutToolType], {
+    description: "Tools that passed both gates but were left out of the turn's dialect, with why.",
+  })
+  async leftOut(@Root() turn: Turn, @Ctx() ctx: Context): Promise<LeftOutToolType[]> {
+    const tools = await ctx.loaders.declaredToolList.load({
+      workspaceId: turn.workspace.id,
+      digest: turn.declaredToolsDigest,
+    });
+    return tools.flatMap((t) =>
+      t.leftOut ? [{ name: t.name, operationKey: t.operationKey, code: t.leftOut.code, reason: t.leftOut.reason }] : [],
+    );
   }
 
   @FieldResolver(() => Assistant)

@@ -22,8 +22,12 @@ import { eventNotifySql } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnDeps } from '../services.js';
-import { resolveDeclaredName, type DeclaredTool } from './declare.js';
+import { resolveDeclaredName } from './declare.js';
+import { decodeArguments } from './dialects/decode.js';
+import type { DialectTool, LeftOutTool } from './dialects/declarations.js';
+import type { ToolDialect } from './dialects/dialect.js';
 import { CallProgress } from './call-progress.js';
+import { rejectionMessage } from './arguments.js';
 import { dispatch } from './dispatch.js';
 import { eventArguments, eventResult, type EventArguments } from './event-payload.js';
 import type { ProgressRecord } from './progress.js';
@@ -36,11 +40,13 @@ import {
   storableText,
   type ArgumentCheck,
 } from './storable.js';
-import type { AssistantTools, CachedOperation, ToolCache } from './tool-cache.js';
+import { dialectToolsOf, type AssistantTools, type CachedOperation, type ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
 
 export const DEFAULT_TURN_STATE_MAX = 50_000;
+/** Left-out tools listed in a TURN_STARTED event (all are on the turn's record). */
+const MAX_LEFT_OUT_IN_EVENT = 100;
 /** The most of a model-given tool name that goes into records and messages. */
 const DECLARED_NAME_LIMIT = 200;
 const FINISHED_MESSAGE = 'This turn has finished; start a new turn to call tools.';
@@ -51,9 +57,11 @@ interface TurnState {
   assistantId: string;
   workspaceId: string;
   conversationId: string;
-  /** Declared name → operation id. */
+  /** Declared name → operation id (the tools declared in this turn's dialect). */
   map: Record<string, string>;
   builtIns: ReadonlySet<string>;
+  /** The model API the tools were declared for: the model's arguments come back in its terms. */
+  dialect: ToolDialect;
   /** finishTurn was called (on this instance, or before this instance loaded the turn). */
   finished: boolean;
 }
@@ -65,13 +73,19 @@ interface PreparedTurn {
   startedJson: string;
   /** Read only: shared by every turn of the entry. */
   builtIns: ReadonlySet<string>;
+  /** Declared name → operation id, in this dialect. */
+  map: Record<string, string>;
+  tools: DialectTool[];
+  leftOut: LeftOutTool[];
   /** This process saw the list committed: later turns of the entry send only its digest. */
   stored: boolean;
 }
 
 export interface BeginTurnResult {
   turnId: string;
-  tools: DeclaredTool[];
+  tools: DialectTool[];
+  /** Tools that pass both gates but could not be declared in the dialect, with why. */
+  leftOut: LeftOutTool[];
 }
 
 export interface CallToolResult extends CallResult {
@@ -82,6 +96,8 @@ export interface CallToolResult extends CallResult {
    * False when the database failed: the result is still the tool's real result.
    */
   recorded: boolean;
+  /** The turn's dialect: how `forModel` shapes the result (src/turns/dialects/for-model.ts). */
+  dialect: ToolDialect;
 }
 
 /** The NOTIFY of each event `e`, sent only while some instance watches (src/db/notifier.ts). */
@@ -131,16 +147,16 @@ const BEGIN_WITH_LIST_SQL = prepare(
   values (?, ?, ?::jsonb, now())
   on conflict do nothing
 ), t as (
-  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
-  values (?, ?, ?, ?, now(), ?, 0)${BEGIN_TAIL}`,
+  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq, dialect)
+  values (?, ?, ?, ?, now(), ?, 0, ?)${BEGIN_TAIL}`,
 );
 
 /** Every later turn of a stored list: the Turn (only if its list exists) and its event. */
 const BEGIN_SQL = prepare(
   'with: insert into turn',
   `${BEGIN_CTES}, t as (
-  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq)
-  select ?, ?, ?, ?, now(), ?, 0
+  insert into turn (id, workspace_id, assistant_id, conversation_id, started_at, declared_tools_digest, call_seq, dialect)
+  select ?, ?, ?, ?, now(), ?, 0, ?
   where exists (select 1 from declared_tool_list where workspace_id = ? and digest = ?)${BEGIN_TAIL}`,
 );
 
@@ -228,14 +244,14 @@ with r as (
     id uuid, turn_id uuid, workspace_id uuid, assistant_id uuid, conversation_id text, seq int,
     operation_key text, operation_id uuid, declared_name text, arguments jsonb, status text, message text,
     attempts int, resends int, duration_ms int, risk text, started_at timestamptz, traceparent text,
-    tracestate text, outcome_id uuid, intent_id uuid, payload jsonb)
+    tracestate text, outcome_id uuid, intent_id uuid, payload jsonb, model_arguments jsonb)
 ), c as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
                          status, message, attempts, resends, duration_ms, risk, started_at, finished_at,
-                         traceparent, tracestate)
+                         traceparent, tracestate, model_arguments)
   select id, turn_id, workspace_id, seq, operation_key, (select o.id from operation o where o.id = r.operation_id),
          declared_name, arguments, status, message, attempts, resends, duration_ms, risk, started_at, now(),
-         traceparent, tracestate
+         traceparent, tracestate, model_arguments
   from r
   returning id
 ), l as (
@@ -290,14 +306,15 @@ with cfg as (
   select * from jsonb_to_recordset(?::jsonb) as r(
     ord int, id uuid, turn_id uuid, operation_key text, operation_id uuid, declared_name text,
     arguments jsonb, status text, message text, attempts int, resends int, duration_ms int, risk text,
-    started_at timestamptz, traceparent text, tracestate text, start_payload jsonb, payload jsonb)
+    started_at timestamptz, traceparent text, tracestate text, start_payload jsonb, payload jsonb,
+    model_arguments jsonb)
 ), ${TAKE_SEQS}, tc as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
                          status, message, attempts, resends, duration_ms, risk, started_at, finished_at,
-                         traceparent, tracestate)
+                         traceparent, tracestate, model_arguments)
   select id, turn_id, workspace_id, call_seq, operation_key, (select o.id from operation o where o.id = c.operation_id),
          declared_name, arguments, status, message, attempts, resends, duration_ms, risk, started_at, now(),
-         traceparent, tracestate
+         traceparent, tracestate, model_arguments
   from c
   returning id
 ), e as (
@@ -330,9 +347,9 @@ with s as (
   returning id, call_seq, workspace_id, assistant_id, conversation_id
 ), c as (
   insert into turn_call (id, turn_id, workspace_id, seq, operation_key, operation_id, declared_name, arguments,
-                         status, message, attempts, duration_ms, risk, started_at, finished_at)
+                         status, message, attempts, duration_ms, risk, started_at, finished_at, model_arguments)
   select ?, s.id, s.workspace_id, s.call_seq, ?, (select id from operation where id = ?::uuid), ?, ?::jsonb,
-         ?, ?, 0, ?, ?, ?, now() from s
+         ?, ?, 0, ?, ?, ?, now(), ?::jsonb from s
   returning id, seq
 ), e as (
   insert into turn_event (workspace_id, assistant_id, conversation_id, turn_id, call_id, type, payload, created_at)
@@ -353,6 +370,12 @@ with t as (
 )
 select e.seq, ${NOTIFY} from e`;
 
+/** What call() learns of a call while #call runs. */
+interface Seen {
+  connectionId: string | null;
+  dialect: ToolDialect;
+}
+
 /** A call record for the group commit: one item of its batch statement's JSON array. */
 interface RecordItem extends Keyed {
   json: string;
@@ -370,11 +393,16 @@ function recordJson(fields: Record<string, unknown>, raw: Record<string, string>
 }
 
 /** The CALL_STARTED event's payload (its `seq` is added by the statement). */
-function startPayload(name: string, op: CachedOperation | undefined, args: EventArguments): string {
-  return recordJson(
-    { name, operationKey: op?.key ?? null, risk: op?.risk ?? null, argumentsCut: args.argumentsCut },
-    { arguments: args.argumentsJson },
-  );
+function startPayload(
+  name: string,
+  op: CachedOperation | undefined,
+  args: EventArguments,
+  modelArgs: EventArguments | null,
+): string {
+  const fields = { name, operationKey: op?.key ?? null, risk: op?.risk ?? null, argumentsCut: args.argumentsCut };
+  return modelArgs === null
+    ? recordJson(fields, { arguments: args.argumentsJson })
+    : recordJson(fields, { arguments: args.argumentsJson, modelArguments: modelArgs.argumentsJson });
 }
 
 /**
@@ -391,6 +419,8 @@ function answer(
   out.callId = callId;
   out.seq = seq;
   out.recorded = recorded;
+  // Set by call() from the turn, once the answer is known.
+  out.dialect = 'GENERIC';
   return out;
 }
 
@@ -413,6 +443,8 @@ interface FinishedCall {
   trace: TraceContext | null;
   intentId: string | null;
   argsJson: string;
+  /** The model's own arguments (JSON text), when the dialect's mapping changed them; else null. */
+  modelArgsJson: string | null;
 }
 
 /**
@@ -465,8 +497,13 @@ function finishJson(
       intent_id: c.intentId,
     },
     startPayloadJson === null
-      ? { arguments: c.argsJson, payload }
-      : { arguments: c.argsJson, payload, start_payload: startPayloadJson },
+      ? { arguments: c.argsJson, payload, model_arguments: c.modelArgsJson ?? 'null' }
+      : {
+          arguments: c.argsJson,
+          payload,
+          start_payload: startPayloadJson,
+          model_arguments: c.modelArgsJson ?? 'null',
+        },
   );
 }
 
@@ -480,8 +517,8 @@ export class TurnService {
   readonly #turns = new Map<string, TurnState>();
   readonly #timers = new Set<NodeJS.Timeout>();
   #closed = false;
-  /** Per tool-cache entry (dropped with it): see #prepared. */
-  readonly #preparedByEntry = new WeakMap<AssistantTools, PreparedTurn>();
+  /** Per tool-cache entry (dropped with it) and dialect: see #prepared. */
+  readonly #preparedByEntry = new WeakMap<AssistantTools, Map<ToolDialect, PreparedTurn>>();
   /** callTool's records, group-committed under load (src/db/group-commit.ts): starts and finishes. */
   readonly #starts: GroupCommit<RecordItem>;
   readonly #finishes: GroupCommit<RecordItem>;
@@ -525,12 +562,17 @@ export class TurnService {
     this.#turns.set(state.id, state);
   }
 
-  async begin(principal: Principal, assistantId: string, conversationId: string): Promise<BeginTurnResult> {
+  async begin(
+    principal: Principal,
+    assistantId: string,
+    conversationId: string,
+    dialect: ToolDialect = 'GENERIC',
+  ): Promise<BeginTurnResult> {
     const tools = await this.cache.get(assistantId);
     const scope = scopedWorkspace(principal);
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
     const turnId = uuidv7();
-    const prepared = this.#prepared(tools);
+    const prepared = this.#prepared(tools, dialect);
     const ws = tools.workspaceId;
     let stored = false;
     if (prepared.stored) {
@@ -540,6 +582,7 @@ export class TurnService {
         assistantId,
         conversationId,
         prepared.digest,
+        dialect,
         ws,
         prepared.digest,
         prepared.startedJson,
@@ -560,6 +603,7 @@ export class TurnService {
         assistantId,
         conversationId,
         prepared.digest,
+        dialect,
         prepared.startedJson,
       ]);
       prepared.stored = true;
@@ -569,11 +613,13 @@ export class TurnService {
       assistantId,
       workspaceId: tools.workspaceId,
       conversationId,
-      map: tools.map,
+      map: prepared.map,
       builtIns: prepared.builtIns,
+      dialect,
       finished: false,
     });
-    return { turnId, tools: tools.declared };
+    for (const t of prepared.leftOut) this.services.metrics.declarationLeftOut(dialect, t.code);
+    return { turnId, tools: prepared.tools, leftOut: prepared.leftOut };
   }
 
   /**
@@ -581,26 +627,50 @@ export class TurnService {
    * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise), its digest,
    * and the built-in names.
    */
-  #prepared(tools: AssistantTools): PreparedTurn {
-    let prepared = this.#preparedByEntry.get(tools);
+  #prepared(tools: AssistantTools, dialect: ToolDialect): PreparedTurn {
+    let byDialect = this.#preparedByEntry.get(tools);
+    if (!byDialect) {
+      byDialect = new Map();
+      this.#preparedByEntry.set(tools, byDialect);
+    }
+    let prepared = byDialect.get(dialect);
     if (!prepared) {
-      const declared: DeclaredToolRecord[] = tools.declared.map((t) => {
-        const operationId = resolveDeclaredName(tools.map, t.name) ?? null;
+      const list = dialectToolsOf(tools, dialect);
+      const declared: DeclaredToolRecord[] = list.tools.map((t) => {
+        const operationId = resolveDeclaredName(list.map, t.name) ?? null;
         return {
           name: t.name,
           operationId,
           operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
         };
       });
+      // Left out in this dialect: kept on the turn's record (and its TURN_STARTED event), never callable.
+      for (const t of list.leftOut) {
+        declared.push({
+          name: t.name,
+          operationId: resolveDeclaredName(tools.map, t.name) ?? null,
+          operationKey: t.operationKey,
+          leftOut: { code: t.code, reason: t.reason },
+        });
+      }
       const declaredJson = JSON.stringify(declared);
+      const started: Record<string, unknown> = { tools: list.tools.length };
+      if (dialect !== 'GENERIC') started.dialect = dialect;
+      if (list.leftOut.length > 0) {
+        started.leftOut = list.leftOut.slice(0, MAX_LEFT_OUT_IN_EVENT);
+        started.leftOutCount = list.leftOut.length;
+      }
       prepared = {
         digest: createHash('sha256').update(declaredJson, 'utf8').digest('hex'),
         declaredJson,
-        startedJson: JSON.stringify({ tools: declared.length }),
-        builtIns: new Set(declared.filter((d) => d.operationId === null).map((d) => d.name)),
+        startedJson: storableJson(started),
+        builtIns: new Set(list.tools.filter((t) => resolveDeclaredName(list.map, t.name) === undefined).map((t) => t.name)),
+        map: list.map,
+        tools: list.tools,
+        leftOut: list.leftOut,
         stored: false,
       };
-      this.#preparedByEntry.set(tools, prepared);
+      byDialect.set(dialect, prepared);
     }
     return prepared;
   }
@@ -615,10 +685,11 @@ export class TurnService {
           conversation_id: string;
           declared_tools: DeclaredToolRecord[];
           finished_at: Date | null;
+          dialect: ToolDialect;
         }[]
       >(
         // A turn whose list is missing is as good as lost (see BEGIN_SQL): refused as not found.
-        `select t.assistant_id, t.workspace_id, t.conversation_id, l.tools as declared_tools, t.finished_at
+        `select t.assistant_id, t.workspace_id, t.conversation_id, l.tools as declared_tools, t.finished_at, t.dialect
          from turn t join declared_tool_list l on l.workspace_id = t.workspace_id and l.digest = t.declared_tools_digest
          where t.id = ?`,
         [turnId],
@@ -628,6 +699,7 @@ export class TurnService {
       const map: Record<string, string> = Object.create(null) as Record<string, string>;
       const builtIns = new Set<string>();
       for (const d of row.declared_tools) {
+        if (d.leftOut) continue;
         if (d.operationId) map[d.name] = d.operationId;
         else builtIns.add(d.name);
       }
@@ -638,6 +710,7 @@ export class TurnService {
         conversationId: row.conversation_id,
         map,
         builtIns,
+        dialect: row.dialect,
         finished: row.finished_at !== null,
       };
       this.#remember(state);
@@ -656,8 +729,9 @@ export class TurnService {
     /** The runtime request's W3C trace context, validated: sent on and recorded on the TurnCall. */
     trace: TraceContext | null = null,
   ): Promise<CallToolResult> {
-    const seen: { connectionId: string | null } = { connectionId: null };
+    const seen: Seen = { connectionId: null, dialect: 'GENERIC' };
     const result = await this.#call(principal, turnId, rawName, args, seen, trace);
+    result.dialect = seen.dialect;
     this.services.metrics.toolCall(seen.connectionId, result.status, result.durationMs);
     return result;
   }
@@ -666,11 +740,12 @@ export class TurnService {
     principal: Principal,
     turnId: string,
     rawName: string,
-    args: JsonObject,
-    seen: { connectionId: string | null },
+    modelArgs: JsonObject,
+    seen: Seen,
     trace: TraceContext | null,
   ): Promise<CallToolResult> {
     const turn = await this.#turn(principal, turnId);
+    seen.dialect = turn.dialect;
     const started = new Date();
     const t0 = performance.now();
     // The name comes from the model: bounded and storable before it reaches any record or message.
@@ -679,9 +754,10 @@ export class TurnService {
     );
     const operationId = resolveDeclaredName(turn.map, rawName);
     let op: CachedOperation | undefined;
+    let tools: AssistantTools | null = null;
     let early: CallResult | null = null;
     try {
-      const tools = await this.cache.get(turn.assistantId);
+      tools = await this.cache.get(turn.assistantId);
       op = operationId ? tools?.operations.get(operationId) : undefined;
       seen.connectionId = op?.connection.id ?? null;
     } catch (err) {
@@ -699,8 +775,41 @@ export class TurnService {
 
     // Arguments over a limit are refused before anything is recorded as started or sent; the
     // record keeps a short note instead of the payload.
-    const checked = checkArguments(args, this.services.config.toolArguments, name);
-    if (!checked.ok) return this.#refuse(turn, name, op, checked, started);
+    let checked = checkArguments(modelArgs, this.services.config.toolArguments, name);
+    if (!checked.ok) return this.#refuse(turn, name, op, checked.message, storableJson(refusedArgumentsNote(checked)), started);
+
+    // The model wrote its arguments against the turn's dialect: mapped back to canonical ones
+    // before the canonical check (in dispatch) and before anything is recorded or sent.
+    let args = modelArgs;
+    let modelArgsJson: string | null = null;
+    if (turn.dialect !== 'GENERIC' && op && tools) {
+      const list = dialectToolsOf(tools, turn.dialect);
+      if (!list.shapes.has(op.id)) {
+        early = failure(
+          CallStatus.UNAVAILABLE,
+          `The tool ${name} cannot be offered to this model right now. Nothing was done; carry on without it.`,
+        );
+      } else {
+        const decoded = decodeArguments(list.shapes.get(op.id) ?? null, modelArgs);
+        if (!decoded.ok) {
+          return this.#refuse(
+            turn,
+            name,
+            op,
+            rejectionMessage(name, [`${decoded.field}: ${decoded.problem}`]),
+            storableJsonText(checked.json),
+            started,
+          );
+        }
+        if (decoded.changed) {
+          modelArgsJson = storableJsonText(checked.json);
+          args = decoded.args;
+          checked = checkArguments(args, this.services.config.toolArguments, name);
+          if (!checked.ok)
+            return this.#refuse(turn, name, op, checked.message, storableJson(refusedArgumentsNote(checked)), started, modelArgsJson);
+        }
+      }
+    }
 
     if (!operationId) {
       early = turn.builtIns.has(rawName)
@@ -712,7 +821,7 @@ export class TurnService {
             CallStatus.UNAVAILABLE,
             `There is no tool named "${name}" in this turn. Use one of the tools declared at the start of the turn.`,
           );
-    } else if (!op) {
+    } else if (!op && !early) {
       early = failure(
         CallStatus.UNAVAILABLE,
         `The tool ${name} is switched off right now. Nothing was done; tell the customer the team will check, and carry on without it.`,
@@ -724,7 +833,7 @@ export class TurnService {
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
     const argsJson = storableJsonText(checked.json);
     const forEvent = eventArguments(argsJson);
-    const startPayloadJson = startPayload(name, op, forEvent);
+    const startPayloadJson = startPayload(name, op, forEvent, modelArgsJson === null ? null : eventArguments(modelArgsJson));
     const start = recordJson(
       intentId === null
         ? { turn_id: turnId, call_id: callId }
@@ -799,7 +908,8 @@ export class TurnService {
     );
     let result: CallResult;
     try {
-      // The tool gets exactly the model's arguments; only the records are made storable.
+      // The tool gets exactly the model's arguments (mapped back from the turn's dialect, where it
+      // has one); only the records are made storable.
       result =
         early ??
         (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub), trace));
@@ -827,6 +937,7 @@ export class TurnService {
       trace,
       intentId,
       argsJson,
+      modelArgsJson,
     };
 
     if (startP === null) {
@@ -929,10 +1040,13 @@ export class TurnService {
     turn: TurnState,
     name: string,
     op: CachedOperation | undefined,
-    checked: Extract<ArgumentCheck, { ok: false }>,
+    message: string,
+    /** What the record keeps as the call's arguments (storable JSON text). */
+    argumentsJson: string,
     started: Date,
+    modelArgsJson: string | null = null,
   ): Promise<CallToolResult> {
-    const result = failure(CallStatus.REJECTED, checked.message);
+    const result = failure(CallStatus.REJECTED, message);
     const callId = uuidv7();
     try {
       const rows = await this.#orm.em.getConnection().execute<{ call_seq: number }[]>(CALL_REFUSED_SQL, [
@@ -941,12 +1055,13 @@ export class TurnService {
         op?.key ?? null,
         op?.id ?? null,
         name,
-        storableJson(refusedArgumentsNote(checked)),
+        argumentsJson,
         result.status,
         result.message,
         0,
         op?.risk ?? null,
         started,
+        modelArgsJson,
         storableJson({
           name,
           operationKey: op?.key ?? null,
