@@ -771,8 +771,11 @@ function checkOpenAiStrict(root: Obj, at: string, report: Report): void {
       if (!Array.isArray(required)) {
         report.add('openai.strict.required-all', path, 'an object schema has no required list');
       } else {
-        const missing = keys.filter((k) => !required.includes(k));
-        const extra = required.filter((k) => typeof k !== 'string' || !keys.includes(k));
+        const listed = new Set<unknown>(required);
+        const missing = keys.filter((k) => !listed.has(k));
+        const extra = required.filter(
+          (k) => typeof k !== 'string' || !Object.hasOwn(value.properties as Obj, k),
+        );
         if (missing.length > 0)
           report.add(
             'openai.strict.required-all',
@@ -1109,11 +1112,11 @@ function checkGeminiCycles(root: Obj, at: string, report: Report): void {
         }
       }
     }
-    const required = Array.isArray(schema.required) ? schema.required : [];
+    const required = new Set<unknown>(Array.isArray(schema.required) ? schema.required : []);
     for (const child of children(schema)) {
       if (child.edge.keyword === '$defs') continue;
       let next: ReadonlyMap<string, boolean> = optionalSince;
-      if (child.edge.keyword === 'properties' && !required.includes(child.edge.key)) {
+      if (child.edge.keyword === 'properties' && !required.has(child.edge.key)) {
         const copy = new Map(optionalSince);
         for (const key of copy.keys()) copy.set(key, true);
         next = copy;
