@@ -23,7 +23,8 @@
  *      as a string holding JSON text, which decode.ts parses back.
  *    - OpenAI strict: every object closed (`additionalProperties: false`) and every property
  *      required; an optional property becomes nullable, and a `null` from the model for it means
- *      "not given" (dropped before the call) unless the canonical schema itself allows `null`.
+ *      "not given" (dropped before the call), even where the canonical schema takes `null` (strict
+ *      mode has no other way to leave a property out).
  * 4. Caps: nesting, total properties, enum values and characters, per the dialect; a cap that
  *    cannot be met by describing instead of declaring leaves the tool out (`SCHEMA_TOO_LARGE`).
  *
@@ -545,12 +546,11 @@ function compileObject(node: JsonObject, ctx: Ctx, depth: number, root: boolean)
     let out = compileNode(isObject(child) ? child : {}, ctx, depth);
     let dropNull = false;
     if (profile.strict && !required.has(name)) {
-      const canonicallyNullable = allowsNull(isObject(child) ? child : {});
+      // Strict mode lists every property as required: the model writes null for one it leaves out.
+      // So a null there always means "not given", even where the canonical schema takes null.
       if (!out.permissive || out.shape?.k === 'json') out = makeNullable(out, ctx);
-      if (!canonicallyNullable) {
-        dropNull = true;
-        out.schema.description = joinDescription(out.schema.description, 'Optional: null means not given.');
-      }
+      dropNull = true;
+      out.schema.description = joinDescription(out.schema.description, 'Optional: null means not given.');
     }
     properties[declared] = out.schema;
     ctx.properties++;
@@ -588,19 +588,13 @@ function compileObject(node: JsonObject, ctx: Ctx, depth: number, root: boolean)
   return finish(node, schema, shape, ctx, handled, root);
 }
 
-function allowsNull(node: JsonObject): boolean {
-  if (typeList(node.type).includes('null') || node.nullable === true) return true;
-  if (Array.isArray(node.enum) && node.enum.includes(null)) return true;
-  if (node.const === null) return true;
-  return [...listOf(node.anyOf), ...listOf(node.oneOf)].some((o) => isObject(o) && allowsNull(o));
-}
-
 function compileArray(node: JsonObject, ctx: Ctx, depth: number): Out {
   const { profile } = ctx;
   const items = node.items;
   if (!isObject(items) || Object.keys(items).every((k) => k === 'description' || k === 'title')) {
     if (profile.typed) return asJsonText(node, ctx, 'a JSON array');
-    return finish(node, { type: 'array', items: {} }, null, ctx, ['items', 'prefixItems'], false);
+    const any = isObject(items) ? permissive(items, ctx).schema : {};
+    return finish(node, { type: 'array', items: any }, null, ctx, ['items', 'prefixItems'], false);
   }
   const inner = compileNode(items, ctx, depth);
   const schema: JsonObject = { type: 'array', items: inner.schema };
