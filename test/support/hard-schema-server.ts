@@ -10,8 +10,6 @@
  * has an `example`: arguments valid against its canonical schema. Every definition stays under the
  * 64 KiB a listed tool may take (`MAX_TOOL_DEFINITION_BYTES`), so discovery keeps them all.
  */
-import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -22,6 +20,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../../src/operations/types.js';
+import { startRawServer } from './mcp-servers.js';
 
 export interface HardTool {
   name: string;
@@ -470,17 +469,6 @@ export interface HardSchemaServerHandle {
   close(): Promise<void>;
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return text === '' ? undefined : (JSON.parse(text) as unknown);
-  } catch {
-    return undefined;
-  }
-}
-
 /** One stateless MCP server (a new one per request), listing `tools` exactly as written. */
 function buildServer(tools: readonly HardTool[], calls: HardCall[]): Server {
   const server = new Server({ name: 'hard-schema-peer', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -509,37 +497,22 @@ export async function startHardSchemaServer(
 ): Promise<HardSchemaServerHandle> {
   const { tools = HARD_TOOLS } = options;
   const calls: HardCall[] = [];
-  const http: HttpServer = createServer((req, res) => {
-    void (async () => {
-      if (req.method !== 'POST') {
-        res.writeHead(405, { allow: 'POST' }).end();
-        return;
-      }
-      const body = await readBody(req);
-      const server = buildServer(tools, calls);
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(req, res, body);
-    })().catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
+  const raw = await startRawServer(async (req, res, incoming) => {
+    if (req.httpMethod !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    const server = buildServer(tools, calls);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
     });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(incoming, res, req.body);
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    calls,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+  return { url: raw.url, calls, close: () => raw.close() };
 }

@@ -146,11 +146,11 @@ const GEMINI_SCHEMA_FIELDS = new Set([
 /** `Schema.type` values we declare (the enum also has `TYPE_UNSPECIFIED` and `NULL`: not used). */
 const GEMINI_TYPES = new Set(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT']);
 /** `Schema.format`: the documented values per type. */
-const GEMINI_FORMATS: Record<string, ReadonlySet<string>> = {
-  STRING: new Set(['enum', 'date-time']),
-  NUMBER: new Set(['float', 'double']),
-  INTEGER: new Set(['int32', 'int64']),
-};
+const GEMINI_FORMATS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['STRING', new Set(['enum', 'date-time'])],
+  ['NUMBER', new Set(['float', 'double'])],
+  ['INTEGER', new Set(['int32', 'int64'])],
+]);
 const GEMINI_COUNT_FIELDS = [
   'maxItems',
   'minItems',
@@ -1040,7 +1040,7 @@ function checkGeminiSchema(value: unknown, path: string, report: Report): void {
     });
   }
   if (typeof value.format === 'string') {
-    const allowed = type ? GEMINI_FORMATS[type] : undefined;
+    const allowed = type ? GEMINI_FORMATS.get(type) : undefined;
     if (!allowed?.has(value.format))
       report.add(
         'gemini.schema.format',
