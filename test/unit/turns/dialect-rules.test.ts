@@ -597,7 +597,9 @@ const CASES: Case[] = [
     declaration: withSchema('OPENAI_STRICT', {
       ...strictObject({ a: { $ref: '#/$defs/half' }, b: { $ref: '#/$defs/half' } }),
       $defs: {
-        half: strictObject(Object.fromEntries(Array.from({ length: 2_500 }, (_, i) => [`p${i}`, { type: 'string' }]))),
+        half: strictObject(
+          Object.fromEntries(Array.from({ length: 2_500 }, (_, i) => [`p${i}`, { type: 'string' }])),
+        ),
       },
     }),
   },
@@ -608,7 +610,9 @@ const CASES: Case[] = [
     declaration: withSchema('OPENAI_STRICT', {
       ...strictObject({ a: { type: 'string' } }),
       $defs: {
-        unused: strictObject(Object.fromEntries(Array.from({ length: 5_001 }, (_, i) => [`p${i}`, { type: 'string' }]))),
+        unused: strictObject(
+          Object.fromEntries(Array.from({ length: 5_001 }, (_, i) => [`p${i}`, { type: 'string' }])),
+        ),
       },
     }),
   },
