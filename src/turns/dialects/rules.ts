@@ -146,11 +146,11 @@ const GEMINI_SCHEMA_FIELDS = new Set([
 /** `Schema.type` values we declare (the enum also has `TYPE_UNSPECIFIED` and `NULL`: not used). */
 const GEMINI_TYPES = new Set(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT']);
 /** `Schema.format`: the documented values per type. */
-const GEMINI_FORMATS: Record<string, ReadonlySet<string>> = {
-  STRING: new Set(['enum', 'date-time']),
-  NUMBER: new Set(['float', 'double']),
-  INTEGER: new Set(['int32', 'int64']),
-};
+const GEMINI_FORMATS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['STRING', new Set(['enum', 'date-time'])],
+  ['NUMBER', new Set(['float', 'double'])],
+  ['INTEGER', new Set(['int32', 'int64'])],
+]);
 const GEMINI_COUNT_FIELDS = [
   'maxItems',
   'minItems',
@@ -625,8 +625,9 @@ function resolveRef(
   for (const container of containers) {
     const prefix = `#/${container}/`;
     if (!ref.startsWith(prefix)) continue;
-    const name = ref.slice(prefix.length).replaceAll('~1', '/').replaceAll('~0', '~');
-    if (name.includes('/')) return { ok: false };
+    const raw = ref.slice(prefix.length);
+    if (raw.includes('/')) return { ok: false };
+    const name = raw.replaceAll('~1', '/').replaceAll('~0', '~');
     const defs = root[container];
     const target = isObj(defs) && Object.hasOwn(defs, name) ? defs[name] : undefined;
     return isObj(target) ? { ok: true, target, key: ref } : { ok: false };
@@ -701,14 +702,6 @@ function checkOpenAi(decl: Obj, strict: boolean, report: Report): void {
 function checkOpenAiStrict(root: Obj, at: string, report: Report): void {
   if (root.anyOf !== undefined) report.add('openai.strict.root-any-of', at + '/anyOf', 'the root uses anyOf');
 
-  let properties = 0;
-  let enumValues = 0;
-  let chars = 0;
-  for (const container of ['$defs', 'definitions']) {
-    const defs = root[container];
-    if (isObj(defs)) for (const name of Object.keys(defs)) chars += name.length;
-  }
-
   walk(root, at, report, ({ value, path }) => {
     if (!isObj(value)) {
       return report.add(
@@ -765,17 +758,14 @@ function checkOpenAiStrict(root: Obj, at: string, report: Report): void {
           'an object schema does not set additionalProperties: false',
         );
       const keys = isObj(value.properties) ? Object.keys(value.properties) : [];
-      properties += keys.length;
-      for (const key of keys) chars += key.length;
       const required = value.required;
       if (!Array.isArray(required)) {
         report.add('openai.strict.required-all', path, 'an object schema has no required list');
       } else {
         const listed = new Set<unknown>(required);
         const missing = keys.filter((k) => !listed.has(k));
-        const extra = required.filter(
-          (k) => typeof k !== 'string' || !Object.hasOwn(value.properties as Obj, k),
-        );
+        const own = new Set<unknown>(keys);
+        const extra = required.filter((k) => !own.has(k));
         if (missing.length > 0)
           report.add(
             'openai.strict.required-all',
@@ -792,13 +782,7 @@ function checkOpenAiStrict(root: Obj, at: string, report: Report): void {
     }
 
     if (Array.isArray(value.enum)) {
-      enumValues += value.enum.length;
-      let enumChars = 0;
-      for (const v of value.enum) {
-        const length = typeof v === 'string' ? v.length : quote(v).length;
-        chars += length;
-        enumChars += length;
-      }
+      const enumChars = value.enum.reduce((sum: number, v) => sum + valueChars(v), 0);
       if (
         value.enum.length > OPENAI_STRICT_LARGE_ENUM_VALUES &&
         value.enum.every((v) => typeof v === 'string') &&
@@ -810,69 +794,117 @@ function checkOpenAiStrict(root: Obj, at: string, report: Report): void {
           `a string enum of ${value.enum.length} values has ${enumChars} characters, over ${OPENAI_STRICT_LARGE_ENUM_CHARS}`,
         );
     }
-    if (value.const !== undefined)
-      chars += typeof value.const === 'string' ? value.const.length : quote(value.const).length;
   });
 
-  if (properties > OPENAI_STRICT_MAX_PROPERTIES)
+  const sizes = expandedSizes(root, ['$defs', 'definitions']);
+  if (sizes === null)
+    return report.add(
+      'common.schema.bounded',
+      at,
+      `following its $refs takes more than ${MAX_WALK_NODES} steps`,
+    );
+  if (sizes.properties > OPENAI_STRICT_MAX_PROPERTIES)
     report.add(
       'openai.strict.properties-total',
       at,
-      `${properties} object properties, over ${OPENAI_STRICT_MAX_PROPERTIES}`,
+      `${sizes.properties} object properties, over ${OPENAI_STRICT_MAX_PROPERTIES}`,
     );
-  if (enumValues > OPENAI_STRICT_MAX_ENUM_VALUES)
+  if (sizes.enumValues > OPENAI_STRICT_MAX_ENUM_VALUES)
     report.add(
       'openai.strict.enum-total',
       at,
-      `${enumValues} enum values, over ${OPENAI_STRICT_MAX_ENUM_VALUES}`,
+      `${sizes.enumValues} enum values, over ${OPENAI_STRICT_MAX_ENUM_VALUES}`,
     );
-  if (chars > OPENAI_STRICT_MAX_STRING_CHARS)
+  if (sizes.chars > OPENAI_STRICT_MAX_STRING_CHARS)
     report.add(
       'openai.strict.string-total',
       at,
-      `${chars} characters of names and values, over ${OPENAI_STRICT_MAX_STRING_CHARS}`,
+      `${sizes.chars} characters of names and values, over ${OPENAI_STRICT_MAX_STRING_CHARS}`,
     );
-
-  const depth = nestingDepth(root, ['$defs', 'definitions']);
-  if (depth === null)
-    report.add('common.schema.bounded', at, `following its $refs takes more than ${MAX_WALK_NODES} steps`);
-  else if (depth.levels > OPENAI_STRICT_MAX_DEPTH)
+  if (sizes.levels > OPENAI_STRICT_MAX_DEPTH)
     report.add(
       'openai.strict.depth',
-      at + depth.path,
-      `${depth.levels} levels of nesting, over ${OPENAI_STRICT_MAX_DEPTH}`,
+      at + sizes.deepest,
+      `${sizes.levels} levels of nesting, over ${OPENAI_STRICT_MAX_DEPTH}`,
     );
 }
 
+/** Characters an enum or const value counts: a string's length, else the length of its JSON. */
+function valueChars(value: unknown): number {
+  return typeof value === 'string' ? value.length : quote(value).length;
+}
+
+interface ExpandedSizes {
+  /** The deepest chain of object and array schemas, and where it ends (in the schema as written). */
+  levels: number;
+  deepest: string;
+  /** Object properties, enum values, and characters of names, enum and const values. */
+  properties: number;
+  enumValues: number;
+  chars: number;
+}
+
 /**
- * The deepest chain of object and array schemas, following local `$ref`s (a definition used deep
- * down nests as deep as where it is used) and stopping at a cycle (a recursive definition adds its
- * own levels once). `path` is where the deepest chain ends, in the schema as written.
+ * The sizes Structured Outputs limits, measured on the schema with its local `$ref`s expanded where
+ * they are used (a definition used twice counts twice, and nests as deep as where it is used), a
+ * cycle cut where it closes (a recursive definition counts once). A definition no `$ref` reaches
+ * counts as written. Definition names count once.
+ * `null` when the expansion takes more than {@link MAX_WALK_NODES} steps.
  */
-function nestingDepth(root: Obj, containers: readonly string[]): { levels: number; path: string } | null {
-  let best = { levels: 0, path: '' };
+function expandedSizes(root: Obj, containers: readonly string[]): ExpandedSizes | null {
+  const sizes: ExpandedSizes = { levels: 0, deepest: '', properties: 0, enumValues: 0, chars: 0 };
+  for (const container of containers) {
+    const defs = root[container];
+    if (isObj(defs)) for (const name of Object.keys(defs)) sizes.chars += name.length;
+  }
   let budget = MAX_WALK_NODES;
-  const expanding = new Set<string>();
+  const expanding = new Set<string>(['#']);
+  const reached = new Set<string>();
   const go = (schema: unknown, path: string, levels: number, steps: number): void => {
     if (!isObj(schema) || --budget < 0 || steps > MAX_WALK_DEPTH) return;
     if (typeof schema.$ref === 'string') {
       const target = resolveRef(root, schema.$ref, containers);
       if (target.ok && !expanding.has(target.key)) {
+        reached.add(target.key);
         expanding.add(target.key);
         go(target.target, refPath(target.key), levels, steps + 1);
         expanding.delete(target.key);
       }
     }
     const here = levels + (isContainer(schema) ? 1 : 0);
-    if (here > best.levels) best = { levels: here, path };
+    if (here > sizes.levels) {
+      sizes.levels = here;
+      sizes.deepest = path;
+    }
+    if (isObj(schema.properties))
+      for (const key of Object.keys(schema.properties)) {
+        sizes.properties++;
+        sizes.chars += key.length;
+      }
+    if (Array.isArray(schema.enum)) {
+      sizes.enumValues += schema.enum.length;
+      for (const v of schema.enum) sizes.chars += valueChars(v);
+    }
+    if (schema.const !== undefined) sizes.chars += valueChars(schema.const);
     for (const child of children(schema)) {
       if (containers.includes(child.edge.keyword)) continue;
       go(child.value, path + child.path, here, steps + 1);
     }
   };
-  expanding.add('#');
   go(root, '', 0, 0);
-  return budget < 0 ? null : best;
+  // A definition no $ref reaches still counts, as written.
+  for (const container of containers) {
+    const defs = root[container];
+    if (!isObj(defs)) continue;
+    for (const [name, def] of Object.entries(defs)) {
+      const key = `#/${container}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      if (reached.has(key)) continue;
+      expanding.add(key);
+      go(def, refPath(key), 0, 0);
+      expanding.delete(key);
+    }
+  }
+  return budget < 0 ? null : sizes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1008,7 +1040,7 @@ function checkGeminiSchema(value: unknown, path: string, report: Report): void {
     });
   }
   if (typeof value.format === 'string') {
-    const allowed = type ? GEMINI_FORMATS[type] : undefined;
+    const allowed = type ? GEMINI_FORMATS.get(type) : undefined;
     if (!allowed?.has(value.format))
       report.add(
         'gemini.schema.format',

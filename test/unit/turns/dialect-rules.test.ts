@@ -592,6 +592,32 @@ const CASES: Case[] = [
   },
   {
     dialect: 'OPENAI_STRICT',
+    rule: 'openai.strict.properties-total',
+    what: '5,002 properties once a definition used twice is expanded',
+    declaration: withSchema('OPENAI_STRICT', {
+      ...strictObject({ a: { $ref: '#/$defs/half' }, b: { $ref: '#/$defs/half' } }),
+      $defs: {
+        half: strictObject(
+          Object.fromEntries(Array.from({ length: 2_500 }, (_, i) => [`p${i}`, { type: 'string' }])),
+        ),
+      },
+    }),
+  },
+  {
+    dialect: 'OPENAI_STRICT',
+    rule: 'openai.strict.properties-total',
+    what: '5,001 properties in a definition no $ref uses',
+    declaration: withSchema('OPENAI_STRICT', {
+      ...strictObject({ a: { type: 'string' } }),
+      $defs: {
+        unused: strictObject(
+          Object.fromEntries(Array.from({ length: 5_001 }, (_, i) => [`p${i}`, { type: 'string' }])),
+        ),
+      },
+    }),
+  },
+  {
+    dialect: 'OPENAI_STRICT',
     rule: 'openai.strict.enum-total',
     what: '1,001 enum values over two enums',
     declaration: withSchema(
