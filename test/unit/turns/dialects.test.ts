@@ -52,7 +52,8 @@ function sample(node: JsonValue | undefined, depth = 0): JsonValue {
   const options = (node.anyOf ?? node.oneOf) as JsonValue[] | undefined;
   if (Array.isArray(options) && options.length > 0) {
     const first = options.find((o) => !(isObject(o) && o.type === 'null')) ?? options[0];
-    return sample(isObject(first) ? { ...node, anyOf: undefined, oneOf: undefined, ...first } as JsonObject : first, depth + 1);
+    const { anyOf: _a, oneOf: _o, ...rest } = node;
+    return sample(isObject(first) ? { ...rest, ...first } : first, depth + 1);
   }
   const types = typeof node.type === 'string' ? [node.type] : Array.isArray(node.type) ? node.type : [];
   const type = types.find((t) => t !== 'null') ?? (isObject(node.properties) ? 'object' : node.items ? 'array' : undefined);
