@@ -4,17 +4,15 @@
  * two connections, four enabled operations, one turn with a READ and a WRITE call, and exactly one
  * ledger row, for the WRITE, with its outcome.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { rawId } from '../../support/ids.js';
 import { runScript } from '../../support/run-script.js';
+import { tempDirForTest } from '../../support/temp.js';
 
 async function demo(env: Record<string, string>) {
   // Its own DATA_DIR (the secret key lives there), never the checkout's .data.
-  const dataDir = await mkdtemp(join(tmpdir(), 'ct-demo-'));
+  const dataDir = await tempDirForTest('ct-demo-');
   return runScript('scripts/demo.ts', ['--exit'], {
     LOG_LEVEL: 'warn',
     PORT: '0',
