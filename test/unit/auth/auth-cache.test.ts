@@ -84,7 +84,7 @@ describe('the token lookup cache under a flood of bogus tokens (issue 25)', () =
           id ? [{ id, role: Role.RUNTIME, workspace_id: null, label: id, expires_at: null }] : [],
         );
       },
-    } as unknown as TokenLookupSql;
+    };
     return { sql, lookupsOf: (token: string) => lookups.get(hashToken(token)) ?? 0 };
   }
 
@@ -128,7 +128,7 @@ describe('the token lookup cache under a flood of bogus tokens (issue 25)', () =
             ? [{ id: 'tok-0', role: Role.RUNTIME, workspace_id: null, label: 'x', expires_at: null }]
             : [],
         ),
-    } as unknown as TokenLookupSql;
+    };
     const auth = new AuthService(undefined, () => now);
     expect(await auth.authenticate(sql, good)).not.toBeNull();
     known = [];
