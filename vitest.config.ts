@@ -13,6 +13,8 @@ const shared = {
 export default defineConfig({
   ...shared,
   test: {
+    // One temp directory for the whole run, checked empty at its end (test/support/temp-dir.ts).
+    globalSetup: ['test/support/temp-dir.ts'],
     projects: [
       {
         ...shared,

@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
 import { Role } from '../src/auth/api-token.entity.js';
+import { generateToken } from '../src/auth/tokens.js';
 import { aliasedDescription } from '../test/support/aliased-description.js';
 import { readFileSync } from 'node:fs';
 import {
@@ -317,6 +318,41 @@ export async function run(): Promise<void> {
       };
       return `HTTP ${res.statusCode} ${json.data?.callTool?.status ?? json.errors?.[0]?.extensions?.code ?? '?'}`;
     });
+
+    // 8. bogus tokens: well-formed, distinct, invalid; they need no real token
+    {
+      const cached = async (): Promise<string> => {
+        const res = await pool.request({
+          path: '/metrics',
+          method: 'GET',
+          headers: { authorization: `Bearer ${admin}` },
+        });
+        const text = await res.body.text();
+        const of = (kind: string) =>
+          new RegExp(`principal_cache_entries\\{kind="${kind}"\\} (\\d+)`).exec(text)?.[1] ?? '?';
+        return `${of('valid')} valid, ${of('refused')} refused`;
+      };
+      await post(q('{ viewer { role } }'), runtime);
+      const before = await cached();
+      const BOGUS = 10_000;
+      await attack(`8. ${fmt(BOGUS, 0)} distinct well-formed bogus tokens, 32 at a time`, async () => {
+        let n = 0;
+        let refused = 0;
+        await load(
+          async () => {
+            n++;
+            if ((await post(q('{ __typename }'), generateToken())).startsWith('HTTP 401')) refused++;
+          },
+          BOGUS,
+          32,
+        );
+        return `${refused}/${n} HTTP 401`;
+      });
+      console.log(`   principal cache entries: before ${before}; after ${await cached()}`);
+      const t0 = performance.now();
+      const answer = await post(q('{ viewer { role } }'), runtime);
+      console.log(`   the runtime token right after: ${answer} in ${fmt(performance.now() - t0, 1)} ms`);
+    }
 
     // 7. conversion and saving of the aliased 300-operation description
     const text = aliasedDescription();

@@ -22,7 +22,7 @@ import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startFailureLine } from '../src/start-errors.js';
 import type { Peer } from './demo/peers.js';
-import { DemoError, runSteps } from './demo/steps.js';
+import { DEMO_TOKEN_LIFETIME_MS, DemoError, runSteps } from './demo/steps.js';
 
 const USAGE = `npm run demo [-- --exit]
 
@@ -96,10 +96,11 @@ async function adminToken(started: App): Promise<{ token: string; where: string 
   const { token } = await mintToken(started.services.orm.em.fork(), {
     role: Role.ADMIN,
     label: 'demo admin',
+    expiresAt: new Date(Date.now() + DEMO_TOKEN_LIFETIME_MS),
   });
   return {
     token,
-    where: 'minted for this demo (as `npm run token -- --role admin` does; not written to a file)',
+    where: 'minted for this demo, valid for 24 hours (not written to a file)',
   };
 }
 

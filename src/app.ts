@@ -247,6 +247,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       pool: () => poolUse(orm),
       subscriptionsOpen: () => http.stats().subscriptions,
       socketsOpen: () => http.stats().sockets,
+      principalCache: () => services.auth.cacheSizes(),
     });
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();

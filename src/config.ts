@@ -56,6 +56,10 @@ export const DEFAULT_GRAPHQL_MAX_COST = 250_000;
 /** Subscriptions open at once on one instance, per token and per WebSocket. */
 export const DEFAULT_SUBSCRIPTIONS_PER_TOKEN = 20;
 export const DEFAULT_SUBSCRIPTIONS_PER_SOCKET = 10;
+/** How long a new WebSocket has to send an accepted `connection_init` (graphql-ws closes it with 4408). */
+export const DEFAULT_WS_INIT_WAIT_MS = 3_000; // 3 seconds
+/** WebSockets open at once on one instance whose `connection_init` is not accepted yet (16 KiB frames each). */
+export const DEFAULT_WS_UNACCEPTED_MAX = 1_024; // at most 16 MiB of their frames
 /** Stored events one subscription replays after `afterSeq` before it must resubscribe. */
 export const DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS = 5_000;
 
@@ -156,6 +160,10 @@ export interface Limits {
   subscriptionsPerToken: number;
   subscriptionsPerSocket: number;
   replayMaxEvents: number;
+  /** A WebSocket must have its `connection_init` accepted within this. */
+  wsInitWaitMs: number;
+  /** WebSockets not accepted yet (and whose upgrade carried no valid token), per instance; past it: 503. */
+  wsUnacceptedMax: number;
 }
 
 /**
@@ -426,6 +434,8 @@ export function loadConfig(env: Env = process.env): Config {
         1,
         10_000_000,
       ),
+      wsInitWaitMs: int(env, 'WS_INIT_WAIT_MS', DEFAULT_WS_INIT_WAIT_MS, 100, 60_000),
+      wsUnacceptedMax: int(env, 'WS_UNACCEPTED_MAX', DEFAULT_WS_UNACCEPTED_MAX, 1, 1_000_000),
     },
   };
 }

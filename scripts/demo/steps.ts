@@ -4,6 +4,12 @@
  * a reader learns the API. A step whose answer is not what the product promises throws DemoError.
  */
 
+/**
+ * Every token the demo mints expires after this: each run mints new ones (their secrets are shown
+ * once), so the ones of earlier runs must not stay valid for good.
+ */
+export const DEMO_TOKEN_LIFETIME_MS = 24 * 3_600_000; // 24 hours
+
 export class DemoError extends Error {
   override readonly name = 'DemoError';
 }
@@ -162,7 +168,12 @@ export async function runSteps(input: StepsInput): Promise<StepsResult> {
 
   const mint = async (role: string, label: string, bound: boolean): Promise<string> => {
     const d = await run('admin', admin, Q.createApiToken, {
-      input: { role, label, ...(bound ? { workspaceId } : {}) },
+      input: {
+        role,
+        label,
+        expiresAt: new Date(Date.now() + DEMO_TOKEN_LIFETIME_MS).toISOString(),
+        ...(bound ? { workspaceId } : {}),
+      },
     });
     show(`${role} token ${str(d, 'createApiToken.apiToken.id')} (the secret is in this answer only)`);
     return str(d, 'createApiToken.secret');

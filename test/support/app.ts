@@ -3,7 +3,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -114,7 +114,10 @@ export async function startTestApp(
       if (result.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(result.errors)}`);
       return result.data!;
     },
-    stop: () => app.stop(),
+    stop: async () => {
+      await app.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }
 

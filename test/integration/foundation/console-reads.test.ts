@@ -3,14 +3,14 @@
  * the rest of the answer), nodes(ids), and the first admin token kept apart from DATA_DIR when the
  * database is not the embedded one.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Role } from '../../../src/auth/api-token.entity.js';
 import { toGlobalId } from '../../../src/graphql/node.js';
 import { CreateAssistantDocument, CreateWorkspaceDocument } from '../../generated/graphql.js';
 import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';
+import { tempDirForTest } from '../../support/temp.js';
 
 let t: TestApp;
 let admin: string;
@@ -104,7 +104,7 @@ describe('nodes(ids)', () => {
 
 describe('the first admin token', () => {
   it("should not overwrite the embedded database's admin-token file on a start with DATABASE_URL", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'ct-admin-file-'));
+    const dataDir = await tempDirForTest('ct-admin-file-');
     const file = join(dataDir, 'admin-token');
     await writeFile(file, 'ctk_embedded-one\n');
     const fresh = await startTestApp({

@@ -22,13 +22,15 @@ const suffix = randomBytes(4).toString('hex');
 const owner = `ct_owner_${suffix}`;
 const service = `ct_svc_${suffix}`;
 const database = `${new URL(inject('databaseUrl')).pathname.slice(1)}_roles_${suffix}`;
+// A server that asks for SCRAM over TCP (the embedded cluster does) refuses a role without one.
+const password = randomBytes(12).toString('hex');
 const apps: TestApp[] = [];
 let peer: SdkServerHandle | null = null;
 
 function urlAs(role: string, db = database): string {
   const url = new URL(inject('adminDatabaseUrl'));
   url.username = role;
-  url.password = '';
+  url.password = password;
   url.pathname = `/${db}`;
   return url.toString();
 }
@@ -61,8 +63,8 @@ async function attempt(role: string, sql: string | string[]): Promise<string> {
 
 beforeAll(async () => {
   await asAdmin(async (client) => {
-    await client.query(`create role ${owner} login`);
-    await client.query(`create role ${service} login`);
+    await client.query(`create role ${owner} login password '${password}'`);
+    await client.query(`create role ${service} login password '${password}'`);
     await client.query(`create database ${database} owner ${owner}`);
   });
   peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });

@@ -4,17 +4,15 @@
  * two connections, four enabled operations, one turn with a READ and a WRITE call, and exactly one
  * ledger row, for the WRITE, with its outcome.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { rawId } from '../../support/ids.js';
 import { runScript } from '../../support/run-script.js';
+import { tempDirForTest } from '../../support/temp.js';
 
 async function demo(env: Record<string, string>) {
   // Its own DATA_DIR (the secret key lives there), never the checkout's .data.
-  const dataDir = await mkdtemp(join(tmpdir(), 'ct-demo-'));
+  const dataDir = await tempDirForTest('ct-demo-');
   return runScript('scripts/demo.ts', ['--exit'], {
     LOG_LEVEL: 'warn',
     PORT: '0',
@@ -121,6 +119,30 @@ describe('npm run demo -- --exit', { timeout: 180_000 }, () => {
         outcome: 'SUCCEEDED',
       },
     ]);
+  });
+
+  it('should give every token it mints an expiry of 24 hours, so that runs do not pile up valid tokens', async () => {
+    const started = Date.now();
+    const { code, stdout, stderr } = await demo({ DATABASE_URL: inject('databaseUrl') });
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const tokens = await query<{ label: string; expires_at: Date | null }>(
+      "SELECT label, expires_at FROM api_token WHERE label LIKE 'demo %' AND created_at >= $1 ORDER BY label",
+      [new Date(started - 1_000)],
+    );
+    // On a database without an admin yet, its first start makes the first admin (as npm start does).
+    const mintedAdmin = stdout.includes('minted for this demo') ? ['demo admin'] : [];
+    expect(tokens.map((t) => t.label)).toEqual([
+      ...mintedAdmin,
+      'demo customer',
+      'demo operator',
+      'demo runtime',
+    ]);
+    for (const t of tokens) {
+      expect(t.expires_at, t.label).not.toBeNull();
+      const left = t.expires_at!.getTime() - started;
+      expect(left, t.label).toBeGreaterThan(23 * 3_600_000);
+      expect(left, t.label).toBeLessThanOrEqual(24 * 3_600_000 + 600_000);
+    }
   });
 
   it('should exit 1 naming the step and the reason when a step cannot do what it claims', async () => {

@@ -3,19 +3,17 @@
  * use (not graphql-ws's stack), an unreachable database (not the driver's stack, never its password).
  */
 import { createServer, type Server } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { MissingDatabaseError, migrate, openOrm } from '../../../src/db/orm.js';
 import { createEmptyDatabase } from '../../support/app.js';
 import { runScript } from '../../support/run-script.js';
+import { tempDirForTest } from '../../support/temp.js';
 
 const STACK = /\n\s+at [^\n]+:\d+:\d+/;
 
 async function start(env: Record<string, string>) {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ct-start-'));
+  const dataDir = await tempDirForTest('ct-start-');
   return runScript('src/main.ts', [], { LOG_LEVEL: 'warn', DATA_DIR: dataDir, ...env });
 }
 

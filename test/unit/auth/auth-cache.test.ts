@@ -4,8 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Role } from '../../../src/auth/api-token.entity.js';
-import { AuthService, PRINCIPAL_CACHE_TTL_MS, type TokenLookupSql } from '../../../src/auth/auth.service.js';
-import { generateToken } from '../../../src/auth/tokens.js';
+import {
+  AuthService,
+  PRINCIPAL_CACHE_MAX,
+  PRINCIPAL_CACHE_TTL_MS,
+  REFUSED_CACHE_MAX,
+  type TokenLookupSql,
+} from '../../../src/auth/auth.service.js';
+import { generateToken, hashToken } from '../../../src/auth/tokens.js';
 
 const T0 = Date.parse('2026-12-01T12:00:00Z');
 
@@ -62,5 +68,72 @@ describe('the token lookup cache', () => {
     now = expiresAt;
     expect(await auth.authenticate(sql, token)).toBeNull();
     expect(lookups.count).toBe(2);
+  });
+});
+
+describe('the token lookup cache under a flood of bogus tokens (issue 25)', () => {
+  /** A database that knows the tokens of `valid` (by hash) and counts lookups per hash. */
+  function tokens(valid: string[]) {
+    const known = new Map(valid.map((t, i) => [hashToken(t), `tok-${i}`]));
+    const lookups = new Map<string, number>();
+    const sql = {
+      execute: (_sql: string, [hash]: [string]) => {
+        lookups.set(hash, (lookups.get(hash) ?? 0) + 1);
+        const id = known.get(hash);
+        return Promise.resolve(
+          id ? [{ id, role: Role.RUNTIME, workspace_id: null, label: id, expires_at: null }] : [],
+        );
+      },
+    };
+    return { sql, lookupsOf: (token: string) => lookups.get(hashToken(token)) ?? 0 };
+  }
+
+  it('should keep a valid lookup while more distinct bogus tokens than either cache holds are refused', async () => {
+    const good = generateToken();
+    const { sql, lookupsOf } = tokens([good]);
+    const auth = new AuthService(undefined, () => T0);
+    expect(await auth.authenticate(sql, good)).toMatchObject({ tokenId: 'tok-0' });
+    const bogus = Array.from({ length: PRINCIPAL_CACHE_MAX + REFUSED_CACHE_MAX + 1 }, () => generateToken());
+    for (const token of bogus) expect(await auth.authenticate(sql, token)).toBeNull();
+    expect(await auth.authenticate(sql, good)).toMatchObject({ tokenId: 'tok-0' });
+    expect(lookupsOf(good)).toBe(1);
+    expect(auth.cacheSizes()).toEqual({ valid: 1, refused: REFUSED_CACHE_MAX });
+    // The latest refusals are still cached; the oldest made room for them.
+    await auth.authenticate(sql, bogus.at(-1)!);
+    expect(lookupsOf(bogus.at(-1)!)).toBe(1);
+    await auth.authenticate(sql, bogus[0]!);
+    expect(lookupsOf(bogus[0]!)).toBe(2);
+  });
+
+  it('should let the oldest valid lookup make room when the valid cache is full, keeping the rest', async () => {
+    const valid = Array.from({ length: PRINCIPAL_CACHE_MAX + 1 }, () => generateToken());
+    const { sql, lookupsOf } = tokens(valid);
+    const auth = new AuthService(undefined, () => T0);
+    for (const token of valid) await auth.authenticate(sql, token);
+    expect(auth.cacheSizes().valid).toBe(PRINCIPAL_CACHE_MAX);
+    await auth.authenticate(sql, valid[1]!);
+    expect(lookupsOf(valid[1]!)).toBe(1);
+    await auth.authenticate(sql, valid[0]!);
+    expect(lookupsOf(valid[0]!)).toBe(2);
+  });
+
+  it('should refuse, on its next lookup, a token whose valid lookup lapsed and that the database no longer returns', async () => {
+    let now = T0;
+    const good = generateToken();
+    let known = [good];
+    const sql = {
+      execute: (_sql: string, [hash]: [string]) =>
+        Promise.resolve(
+          known.some((t) => hashToken(t) === hash)
+            ? [{ id: 'tok-0', role: Role.RUNTIME, workspace_id: null, label: 'x', expires_at: null }]
+            : [],
+        ),
+    };
+    const auth = new AuthService(undefined, () => now);
+    expect(await auth.authenticate(sql, good)).not.toBeNull();
+    known = [];
+    now += PRINCIPAL_CACHE_TTL_MS;
+    expect(await auth.authenticate(sql, good)).toBeNull();
+    expect(auth.cacheSizes()).toEqual({ valid: 0, refused: 1 });
   });
 });
