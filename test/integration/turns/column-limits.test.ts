@@ -33,7 +33,9 @@ let f: CrmFixture;
 let run: RunPrepared;
 
 beforeAll(async () => {
-  f = await startCrmWorld('Limits');
+  // A database of its own: the WRITE intents written here stay open (no outcome), which a ledger
+  // sweep in another file would otherwise find and close.
+  f = await startCrmWorld('Limits', { databaseUrl: await createEmptyDatabase() });
   run = preparedRunner(f.t.app.services.orm);
 });
 
