@@ -136,6 +136,20 @@ export function isServerError(err: unknown): boolean {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string';
 }
 
+/**
+ * A server error that the same statement with the same values would meet again: a value the
+ * column or a constraint refuses (SQLSTATE classes 22 and 23), a statement it cannot run (42) or a
+ * limit of the server (54, such as nesting too deep). Trying such a record again only fails again,
+ * rolling back every batch it joins; connection, lock, serialization, resource and shutdown errors
+ * (08, 40, 53, 55, 57, 58) may pass on another try. A unique violation (23505) is left to the
+ * caller, for whom it may mean that an earlier try landed.
+ */
+export function isPermanentServerError(err: unknown): boolean {
+  if (!isServerError(err)) return false;
+  const code = (err as { code: string }).code;
+  return code !== '23505' && ['22', '23', '42', '54'].includes(code.slice(0, 2));
+}
+
 /** A batch's items as JSON (`ord`: the item's place in the batch, 0-based). */
 export function batchJson(itemsJson: readonly string[]): string {
   let out = '[';

@@ -99,6 +99,12 @@ export interface NotifierOptions {
   eventsLingerMs?: number;
   /** See DEFAULT_EVENTS_WATCH_TTL_MS. */
   eventsWatchTtlMs?: number;
+  /** See DEFAULT_HEARTBEAT_MS. */
+  heartbeatMs?: number;
+  /** See DEFAULT_HEARTBEAT_DEADLINE_MS; also how late a heartbeat may run before a stall counts. */
+  heartbeatDeadlineMs?: number;
+  /** The clock of the heartbeat, in ms (tests); `performance.now` by default. */
+  now?: () => number;
 }
 
 export class Notifier {
@@ -123,6 +129,9 @@ export class Notifier {
   #eventsLinger: NodeJS.Timeout | null = null;
   readonly #eventsLingerMs: number;
   readonly #eventsWatchTtlMs: number;
+  readonly #heartbeatMs: number;
+  readonly #heartbeatDeadlineMs: number;
+  readonly #now: () => number;
 
   constructor(
     private readonly databaseUrl: string,
@@ -132,6 +141,9 @@ export class Notifier {
     this.#events.setMaxListeners(0);
     this.#eventsLingerMs = options.eventsLingerMs ?? DEFAULT_EVENTS_LINGER_MS;
     this.#eventsWatchTtlMs = options.eventsWatchTtlMs ?? DEFAULT_EVENTS_WATCH_TTL_MS;
+    this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.#heartbeatDeadlineMs = options.heartbeatDeadlineMs ?? DEFAULT_HEARTBEAT_DEADLINE_MS;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /** True while the LISTEN connection is up: only then may caches trust themselves. */
@@ -196,16 +208,32 @@ export class Notifier {
     this.#startHeartbeat(client);
   }
 
+  /**
+   * Every `heartbeatMs` the connection must answer within the deadline, or it is treated as down.
+   * A heartbeat that runs later than the deadline allows (the event loop stalled) counts the same:
+   * meanwhile notifications may have been missed (the watch mark may even have lapsed, so that
+   * events were committed without one), and only a new connection, whose `reset` makes every
+   * live subscription catch up from the database, makes up for that.
+   */
   #startHeartbeat(client: pg.Client): void {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
+    let last = this.#now();
     this.#heartbeat = setInterval(() => {
       if (this.#client !== client) return;
+      const now = this.#now();
+      const late = now - last - this.#heartbeatMs;
+      last = now;
+      if (late > this.#heartbeatDeadlineMs) {
+        this.logger.warn(
+          { lateMs: Math.round(late) },
+          'the event loop stalled past the LISTEN heartbeat deadline',
+        );
+        this.#down(client);
+        return;
+      }
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error('heartbeat deadline passed')),
-          DEFAULT_HEARTBEAT_DEADLINE_MS,
-        );
+        timer = setTimeout(() => reject(new Error('heartbeat deadline passed')), this.#heartbeatDeadlineMs);
       });
       const beat = this.#eventsWanted ? this.#markWatched(client, false) : client.query('select 1');
       Promise.race([beat, deadline])
@@ -217,14 +245,16 @@ export class Notifier {
           this.#down(client);
         })
         .finally(() => clearTimeout(timer));
-    }, DEFAULT_HEARTBEAT_MS);
+    }, this.#heartbeatMs);
     this.#heartbeat.unref();
   }
 
   #down(client: pg.Client): void {
     if (this.#client === client) this.#client = null;
-    if (this.#healthy) this.#events.emit('reset');
+    const wasHealthy = this.#healthy;
+    // Unhealthy before the listeners hear it: a cache asked during its `reset` must not trust itself.
     this.#healthy = false;
+    if (wasHealthy) this.#events.emit('reset');
     client.removeAllListeners('end');
     void client.end().catch(() => undefined);
     if (this.#stopped || this.#timer) return;
@@ -277,6 +307,15 @@ export class Notifier {
       }, this.#eventsLingerMs);
       this.#eventsLinger.unref();
     };
+  }
+
+  /**
+   * Settles once the turn-events channel's latest LISTEN (and watch mark) on the current connection
+   * has been answered: after a `reset` on a healthy connection, every event committed from then on
+   * is signalled, and every earlier one is in the database for a catch-up to read. Never rejects.
+   */
+  eventsListening(): Promise<void> {
+    return this.#eventsListened;
   }
 
   /** LISTEN, then mark turn events as watched, on the current connection (see #channelQuery). */

@@ -16,6 +16,7 @@ import {
 } from './types.js';
 import {
   describeInputRequests,
+  describeServerAsks,
   errorOfBody,
   isLegacyVersion,
   judgeModernError,
@@ -218,8 +219,18 @@ export function refusalOf(reply: Reply, modern: boolean): 'legacy' | 'session' |
 /** The outcome of an answer that is not sent again. */
 export function replyOutcome(reply: Reply, modern: boolean): OutcomeBody {
   switch (reply.type) {
-    case 'result':
-      return modern ? modernToolResult(reply.result) : toolResult(reply.result);
+    case 'result': {
+      const body = modern ? modernToolResult(reply.result) : toolResult(reply.result);
+      if (!reply.asked || (body.kind !== 'success' && body.kind !== 'tool_error')) return body;
+      // The tool asked for input this platform cannot give (declined or refused), then answered.
+      const needs = describeServerAsks(reply.asked);
+      return {
+        kind: 'input_required',
+        needs,
+        message: `the tool asked for ${needs} during the call, which this platform cannot provide`,
+        said: textOfContent(body.content),
+      };
+    }
     case 'rpc_error':
       return {
         kind: 'protocol_error',
@@ -245,4 +256,12 @@ export function replyOutcome(reply: Reply, modern: boolean): OutcomeBody {
         message: `the tool server answered HTTP ${reply.status}`,
       };
   }
+}
+
+/** The text items of a result's content, joined. */
+function textOfContent(content: JsonValue[]): string {
+  return content
+    .map((c) => (isObject(c) && typeof c.text === 'string' ? c.text : ''))
+    .filter((t) => t !== '')
+    .join(' ');
 }

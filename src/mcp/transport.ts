@@ -9,7 +9,8 @@
  * `Content-Type: application/json`, `MCP-Protocol-Version` (the negotiated or stored version) and
  * the credential; modern requests add `Mcp-Method`, `Mcp-Name` and `_meta`. An answer is plain JSON
  * or an event stream; on a stream we take the message with our id, skip notifications, empty events
- * and other ids, answer the server's `ping`, and stop reading once our answer arrives. Every answer
+ * and other ids, answer the server's requests (`ping`; elicitation declined, sampling and roots
+ * refused: serverRequestAnswer), and stop reading once our answer arrives. Every answer
  * is bounded in time (per attempt), bytes, events and line length. A stream the server ends before
  * our answer, after giving an event id, is resumed with a GET carrying `Last-Event-ID` after the
  * server's `retry:` wait (2025-11-25 "Resumability and Redelivery"), at most `MAX_SSE_RESUMPTIONS`
@@ -28,6 +29,7 @@ import type { JsonValue } from '../operations/types.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
 import type { McpEndpoint, McpSettings, ProtocolProblem, RpcErrorInfo } from './types.js';
 import { isObject } from '../operations/types.js';
+import { serverAskOf, serverRequestAnswer, type ServerAsk } from './versions.js';
 
 /** Bytes of an error body read for its excerpt; the rest is discarded. */
 const EXCERPT_READ_BYTES = 4 * 1024; // 4 KiB
@@ -48,7 +50,13 @@ export const DEFAULT_SSE_RETRY_MS = 1_000; // 1 second
 export const MAX_SSE_RETRY_MS = 30_000; // 30 seconds
 
 export type Reply =
-  | { type: 'result'; result: unknown; response: OutboundResponse }
+  | {
+      type: 'result';
+      result: unknown;
+      response: OutboundResponse;
+      /** What the server asked us for on the stream before its answer (declined or refused). */
+      asked?: ServerAsk[];
+    }
   | { type: 'rpc_error'; error: RpcErrorInfo }
   | { type: 'http'; status: number; bodyExcerpt: string; wwwAuthenticate: string | null }
   | { type: 'protocol'; problem: ProtocolProblem; detail: string };
@@ -149,6 +157,14 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefin
     signal.addEventListener('abort', onAbort, { once: true });
     promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
   });
+}
+
+/** The requests a server sent on one answer stream: how many we answered, what they asked for. */
+interface ServerRequests {
+  count: number;
+  asked: ServerAsk[];
+  /** The session's revision, which decides the answers (serverRequestAnswer). */
+  version: string;
 }
 
 /** The limits the transport applies to every answer and background message. */
@@ -288,7 +304,8 @@ export class McpTransport {
     onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
     const resume: SseResumeState = { lastEventId: undefined, reconnectMs: undefined };
-    const answered = { count: 0 };
+    const version = request.wire?.version ?? this.#versionFor(ep, sessionId);
+    const answered: ServerRequests = { count: 0, asked: [], version };
     let res = first;
     for (let resumptions = 0; ; resumptions++) {
       const reply = await this.#readEvents(ep, sessionId, id, res, resume, answered, onNotification);
@@ -361,7 +378,7 @@ export class McpTransport {
     id: number,
     res: OutboundResponse,
     resume: SseResumeState,
-    answered: { count: number },
+    answered: ServerRequests,
     onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply | null> {
     try {
@@ -403,7 +420,17 @@ export class McpTransport {
             answered.count < MAX_SERVER_REQUESTS_ANSWERED
           ) {
             answered.count++;
-            this.#answerServerRequest(ep, sessionId, message);
+            const ask = serverAskOf(message.method);
+            if (ask !== null && !answered.asked.includes(ask)) answered.asked.push(ask);
+            this.post(
+              ep,
+              sessionId,
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: message.id,
+                ...serverRequestAnswer(message.method, answered.version),
+              }),
+            );
           } else if (message.id === undefined && onNotification) {
             try {
               onNotification(message.method, message.params);
@@ -413,7 +440,11 @@ export class McpTransport {
           }
           continue;
         }
-        if (message.id === id) return toReply(message, id, res);
+        if (message.id === id) {
+          const reply = toReply(message, id, res);
+          if (reply.type === 'result' && answered.asked.length > 0) reply.asked = answered.asked;
+          return reply;
+        }
         // An answer to another request of ours: not this one.
       }
       return null;
@@ -423,18 +454,6 @@ export class McpTransport {
       }
       throw err;
     }
-  }
-
-  #answerServerRequest(
-    ep: McpEndpoint,
-    sessionId: string | undefined,
-    request: Record<string, unknown>,
-  ): void {
-    const answer =
-      request.method === 'ping'
-        ? { jsonrpc: '2.0', id: request.id, result: {} }
-        : { jsonrpc: '2.0', id: request.id, error: { code: -32601, message: 'Method not found' } };
-    this.post(ep, sessionId, JSON.stringify(answer));
   }
 
   /** Best effort, in the background: notifications and answers to server requests. */

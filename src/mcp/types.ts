@@ -203,7 +203,16 @@ export type CallToolOutcome =
    * A modern server answered `resultType: "input_required"`: the tool needs input (a person's
    * answer, a completion) that this client does not provide. `needs` says what, in a few words.
    */
-  | (OutcomeBase & { kind: 'input_required'; needs: string; message: string });
+  | (OutcomeBase & {
+      kind: 'input_required';
+      needs: string;
+      message: string;
+      /**
+       * A legacy server asked on the call's stream (elicitation, sampling, roots), was declined,
+       * and then answered: what it said then, as text. Absent for a modern `input_required`.
+       */
+      said?: string;
+    });
 
 /** Stable codes of `McpClientError`. */
 export const McpErrorCode = {

@@ -176,3 +176,60 @@ export function describeInputRequests(result: Record<string, unknown>): string {
   }
   return kinds.size > 0 ? [...kinds].join(' and ') : 'more input';
 }
+
+/** Revisions in which a server may ask the client to elicit input (client/elicitation.mdx). */
+export const ELICITATION_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18'];
+
+/** The kinds of input a server may ask the client for mid-call, by request method. */
+export type ServerAsk = 'elicitation' | 'sampling' | 'roots';
+
+/** The kind of input a server request asks for, or null (ping and the like). */
+export function serverAskOf(method: string): ServerAsk | null {
+  if (method === 'elicitation/create') return 'elicitation';
+  if (method === 'sampling/createMessage') return 'sampling';
+  if (method === 'roots/list') return 'roots';
+  return null;
+}
+
+/** What a set of server requests asked for, in a few words for the model (as describeInputRequests). */
+export function describeServerAsks(asks: Iterable<ServerAsk>): string {
+  const words = {
+    elicitation: 'an answer from the user',
+    sampling: 'a model completion',
+    roots: 'a list of folders',
+  };
+  const kinds = [...new Set(asks)].map((a) => words[a]);
+  return kinds.length > 0 ? kinds.join(' and ') : 'more input';
+}
+
+/**
+ * Our answer to a request a server sends on a call's stream, under the session's `version`. This
+ * client has no person, model or folders to offer inside a turn (it declares no capabilities):
+ * - `ping`: an empty result;
+ * - `elicitation/create`: `{ action: "decline" }` in the revisions that have elicitation, whose
+ *   servers expect it (2025-06-18 and 2025-11-25 client/elicitation.mdx, "Response Actions"); in
+ *   earlier ones the method does not exist: -32601;
+ * - `sampling/createMessage` and `roots/list`: -32601, as client/roots.mdx ("Error Handling") says
+ *   for a client without the capability (sampling's -1 means a person rejected it, which no one did);
+ * - anything else: -32601.
+ */
+export function serverRequestAnswer(
+  method: string,
+  version: string,
+): { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } } {
+  if (method === 'ping') return { result: {} };
+  const ask = serverAskOf(method);
+  if (ask === 'elicitation' && ELICITATION_VERSIONS.includes(version))
+    return { result: { action: 'decline' } };
+  if (ask === 'sampling' || ask === 'roots') {
+    const what = ask === 'sampling' ? 'Sampling' : 'Roots';
+    return {
+      error: {
+        code: -32601,
+        message: `${what} not supported`,
+        data: { reason: `Client does not have ${ask} capability` },
+      },
+    };
+  }
+  return { error: { code: -32601, message: 'Method not found' } };
+}

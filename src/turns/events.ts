@@ -6,6 +6,12 @@
  * and fans them out. A subscriber that gives `afterSeq` first gets every stored event after it
  * (replayed from the database), then the live ones, with no gap and no duplicate: live events are
  * buffered during the replay and de-duplicated by seq.
+ *
+ * Whenever the LISTEN connection is replaced (a dropped session, a failover, a missed heartbeat or
+ * an event-loop stall: the notifier's `reset`), signals may have been missed. Each live
+ * subscription then catches up: once the new connection listens, it replays from the last event
+ * it had delivered before the reset (or from where it started), skipping what it already gave, so
+ * the gap is filled with no duplicate, and it stays open.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EventSignal, Notifier } from '../db/notifier.js';
@@ -54,6 +60,8 @@ export interface EventFilter {
 interface Subscriber {
   filter: EventFilter;
   push(event: TurnEventRecord): void;
+  /** The LISTEN connection was replaced: signals may have been missed since. */
+  reset(): void;
   /** The events channel is LISTENed for it: every event committed from now on reaches it. */
   live: boolean;
 }
@@ -99,6 +107,7 @@ export class TurnEventHub {
   /** True while a read of signalled events is under way; new signals join it. */
   #flushing = false;
   readonly #off: () => void;
+  readonly #offReset: () => void;
 
   readonly #replayPage: number;
   readonly #replayMax: number;
@@ -115,6 +124,9 @@ export class TurnEventHub {
     this.#replayPage = replayPage;
     this.#replayMax = replayMaxEvents;
     this.#off = notifier.onEvent((signal) => this.#onSignal(signal));
+    this.#offReset = notifier.onReset(() => {
+      for (const s of this.#subscribers) if (s.live) s.reset();
+    });
   }
 
   #onSignal(signal: EventSignal): void {
@@ -215,11 +227,21 @@ export class TurnEventHub {
   ): AsyncGenerator<TurnEventRecord> {
     const queue: TurnEventRecord[] = [];
     let overflow = false;
+    /** The seq of the last event handed to the consumer, else the seq the stream started after. */
+    let delivered: number | null = afterSeq;
+    /** A reset came: catch up from `gapAfter` (`delivered` when it came) once listening again. */
+    let gap = false;
+    let gapAfter: number | null = null;
     const subscriber: Subscriber = {
       filter,
       push: (event) => {
         if (queue.length >= maxQueue) overflow = true;
         else queue.push(event);
+        state.wake?.();
+      },
+      reset: () => {
+        if (!gap) gapAfter = delivered;
+        gap = true;
         state.wake?.();
       },
       live: false,
@@ -231,37 +253,47 @@ export class TurnEventHub {
     this.#subscribers.add(subscriber);
     let release: (() => void) | null = null;
     const seen = new Set<number>();
-    /** The seq of the last event handed to the consumer. */
-    let delivered: number | null = null;
+    /** Stored events after `from` not given yet, in seq order (REPLAY_LIMIT_EXCEEDED past the cap). */
+    const replayAfter = async function* (this: TurnEventHub, from: number): AsyncGenerator<TurnEventRecord> {
+      let cursor = from;
+      let replayed = 0;
+      for (;;) {
+        // One more than the cap allows tells whether the history goes on past it.
+        const want = Math.min(this.#replayPage, this.#replayMax - replayed + 1);
+        const page = await this.replay(filter, cursor, want);
+        for (const event of page) {
+          if (replayed === this.#replayMax) {
+            throw new AppError(
+              'REPLAY_LIMIT_EXCEEDED',
+              `more than ${this.#replayMax} stored events follow afterSeq ${from}; ` +
+                `subscribe again with afterSeq: ${cursor} to continue`,
+              { data: { resumeAfterSeq: cursor } },
+            );
+          }
+          cursor = event.seq;
+          replayed += 1;
+          if (seen.has(event.seq)) continue;
+          seen.add(event.seq);
+          delivered = event.seq;
+          yield event;
+        }
+        if (page.length < want || state.closed) return;
+      }
+    }.bind(this);
     try {
       release = await this.notifier.watchEvents();
       subscriber.live = true;
-      if (afterSeq !== null) {
-        let cursor = afterSeq;
-        let replayed = 0;
-        for (;;) {
-          // One more than the cap allows tells whether the history goes on past it.
-          const want = Math.min(this.#replayPage, this.#replayMax - replayed + 1);
-          const page = await this.replay(filter, cursor, want);
-          for (const event of page) {
-            if (replayed === this.#replayMax) {
-              throw new AppError(
-                'REPLAY_LIMIT_EXCEEDED',
-                `more than ${this.#replayMax} stored events follow afterSeq ${afterSeq}; ` +
-                  `subscribe again with afterSeq: ${cursor} to continue`,
-                { data: { resumeAfterSeq: cursor } },
-              );
-            }
-            seen.add(event.seq);
-            cursor = event.seq;
-            delivered = event.seq;
-            replayed += 1;
-            yield event;
-          }
-          if (page.length < want || state.closed) break;
-        }
-      }
+      if (afterSeq !== null) yield* replayAfter(afterSeq);
+      // Without afterSeq, a catch-up starts after the newest event stored when the stream went live.
+      else delivered = await this.#newestSeq();
       while (!state.closed) {
+        if (gap && this.notifier.healthy) {
+          gap = false;
+          const from = gapAfter ?? delivered ?? 0;
+          await this.notifier.eventsListening();
+          yield* replayAfter(from);
+          continue;
+        }
         while (queue.length > 0) {
           const event = queue.shift()!;
           if (seen.has(event.seq)) continue;
@@ -276,11 +308,11 @@ export class TurnEventHub {
           throw new AppError(
             'SUBSCRIBER_TOO_SLOW',
             `more than ${maxQueue} live events waited for this subscriber; ` +
-              `subscribe again with afterSeq: ${delivered ?? afterSeq ?? 0} to continue`,
-            { data: { resumeAfterSeq: delivered ?? afterSeq ?? 0 } },
+              `subscribe again with afterSeq: ${delivered ?? 0} to continue`,
+            { data: { resumeAfterSeq: delivered ?? 0 } },
           );
         }
-        if (state.closed) break;
+        if (state.closed || (gap && this.notifier.healthy)) continue;
         await new Promise<void>((resolve) => (state.wake = resolve));
         state.wake = null;
       }
@@ -288,6 +320,14 @@ export class TurnEventHub {
       this.#subscribers.delete(subscriber);
       release?.();
     }
+  }
+
+  /** The newest stored event's seq (0 when there is none). */
+  async #newestSeq(): Promise<number> {
+    const rows = await this.orm.em
+      .getConnection()
+      .execute<{ seq: string | number | null }[]>('select max(seq) as seq from turn_event');
+    return Number(rows[0]?.seq ?? 0);
   }
 
   /**
@@ -302,6 +342,7 @@ export class TurnEventHub {
 
   close(): void {
     this.#off();
+    this.#offReset();
     this.#subscribers.clear();
   }
 }

@@ -150,9 +150,12 @@ export function fromMcpOutcome(
     case 'input_required':
       // The revision's replacement for elicitation: the server wants a person's answer (or a
       // completion) mid-call. This platform has no one to ask inside a turn.
+      // A legacy server asks on the call's stream instead; declined, it answered `said`.
       return failure(
         CallStatus.TOOL_ERROR,
-        `The tool ${tool} needs ${outcome.needs} before it can finish, and the platform cannot provide that inside a conversation. Nothing more will happen for this call; tell the customer this action must be done another way.`,
+        outcome.said === undefined
+          ? `The tool ${tool} needs ${outcome.needs} before it can finish, and the platform cannot provide that inside a conversation. Nothing more will happen for this call; tell the customer this action must be done another way.`
+          : `The tool ${tool} needs ${outcome.needs} before it can finish, and the platform cannot provide that inside a conversation, so the request was declined${outcome.said ? `; the tool then said: ${oneLine(outcome.said)}` : ''}. Tell the customer this action must be done another way.`,
         base.attempts,
         base.durationMs,
       );

@@ -25,6 +25,56 @@ export function storableText(text: string | null): string | null {
   return text.replace(UNSTORABLE_CHAR, REPLACEMENT);
 }
 
+/**
+ * The bounded (`varchar(n)`) columns that the call records write (turn_call, turn_event,
+ * ledger_entry, ledger_outcome), by column name, with their limits in characters as the migrations
+ * set them. Every record field of that name is cut to fit (`storableRecordJson`), so that no value,
+ * whoever sent it, can make a record unstorable. A test holds this map to the database's own.
+ */
+export const RECORD_COLUMN_LIMITS: Readonly<Record<string, number>> = {
+  declared_name: 200,
+  operation_key: 300,
+  conversation_id: 200,
+  traceparent: 256,
+  tracestate: 512,
+};
+
+/**
+ * `text` cut to at most `max` characters, the last of them `…` when it was cut. Counted in UTF-16
+ * units, never fewer than PostgreSQL's characters (code points), and a surrogate pair is never
+ * split.
+ */
+export function fitText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1; // the high half of a pair whose low half is cut
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * One record as a JSON object: `fields` as JSON.stringify writes them (a Date as its ISO text),
+ * each bounded column cut to fit (RECORD_COLUMN_LIMITS), then `raw`, JSON texts already made
+ * storable, as they are. Every NUL or lone surrogate is replaced, as in any record.
+ */
+export function storableRecordJson(
+  fields: Record<string, unknown>,
+  raw: Record<string, string> = {},
+): string {
+  let fitted = fields;
+  for (const key in fields) {
+    const limit = RECORD_COLUMN_LIMITS[key];
+    const value = fields[key];
+    if (limit !== undefined && typeof value === 'string' && value.length > limit) {
+      if (fitted === fields) fitted = { ...fields };
+      fitted[key] = fitText(value, limit);
+    }
+  }
+  let json = JSON.stringify(fitted).slice(0, -1);
+  for (const key in raw) json += `${json.length > 1 ? ',' : ''}${JSON.stringify(key)}:${raw[key]}`;
+  return storableJsonText(`${json}}`);
+}
+
 /*
  * In JSON.stringify's output, U+0000 is always the escape `\u0000` and a lone surrogate always the
  * escape `\udXXX` (a paired one is written as itself). An escape counts only after an even number

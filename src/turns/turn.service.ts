@@ -15,7 +15,13 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopedWorkspace } from '../auth/scope.js';
-import { GroupCommit, jsonBatchIo, type Keyed, type Row } from '../db/group-commit.js';
+import {
+  GroupCommit,
+  isPermanentServerError,
+  jsonBatchIo,
+  type Keyed,
+  type Row,
+} from '../db/group-commit.js';
 import { prepare, preparedRunner, type RunPrepared } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
 import { eventNotifySql } from '../db/notifier.js';
@@ -34,9 +40,12 @@ import type { ProgressRecord } from './progress.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
+  fitText,
+  RECORD_COLUMN_LIMITS,
   refusedArgumentsNote,
   storableJson,
   storableJsonText,
+  storableRecordJson,
   storableText,
   type ArgumentCheck,
 } from './storable.js';
@@ -47,8 +56,8 @@ import type { DeclaredToolRecord } from './turn.entity.js';
 export const DEFAULT_TURN_STATE_MAX = 50_000;
 /** Left-out tools listed in a TURN_STARTED event (all are on the turn's record). */
 const MAX_LEFT_OUT_IN_EVENT = 100;
-/** The most of a model-given tool name that goes into records and messages. */
-const DECLARED_NAME_LIMIT = 200;
+/** The most of a model-given tool name that goes into records and messages (its column's limit). */
+const DECLARED_NAME_LIMIT = RECORD_COLUMN_LIMITS.declared_name!;
 const FINISHED_MESSAGE = 'This turn has finished; start a new turn to call tools.';
 
 /** What a call needs to know of its turn, kept in memory after beginTurn. */
@@ -381,17 +390,6 @@ interface RecordItem extends Keyed {
   json: string;
 }
 
-/**
- * One record as a JSON object: `fields` as JSON.stringify writes them (a Date as its ISO text),
- * then `raw`, JSON texts already made storable, as they are. Every NUL or lone surrogate is
- * replaced, as in any record (storable.ts).
- */
-function recordJson(fields: Record<string, unknown>, raw: Record<string, string>): string {
-  let json = JSON.stringify(fields).slice(0, -1);
-  for (const key in raw) json += `,${JSON.stringify(key)}:${raw[key]}`;
-  return storableJsonText(`${json}}`);
-}
-
 /** The CALL_STARTED event's payload (its `seq` is added by the statement). */
 function startPayload(
   name: string,
@@ -401,8 +399,8 @@ function startPayload(
 ): string {
   const fields = { name, operationKey: op?.key ?? null, risk: op?.risk ?? null, argumentsCut: args.argumentsCut };
   return modelArgs === null
-    ? recordJson(fields, { arguments: args.argumentsJson })
-    : recordJson(fields, { arguments: args.argumentsJson, modelArguments: modelArgs.argumentsJson });
+    ? storableRecordJson(fields, { arguments: args.argumentsJson })
+    : storableRecordJson(fields, { arguments: args.argumentsJson, modelArguments: modelArgs.argumentsJson });
 }
 
 /**
@@ -447,6 +445,21 @@ interface FinishedCall {
   modelArgsJson: string | null;
 }
 
+/** What is said in a record for content the database refused (see TurnService#call). */
+export const UNSTORABLE_NOTE = 'the database refused what this call sent and received; not kept';
+
+/** The call with everything the model and the tool sent replaced by a note: a record that can be stored. */
+function unstorableCall(c: FinishedCall): FinishedCall {
+  const result: CallResult = {
+    ...c.result,
+    content: [],
+    structuredContent: null,
+    message: `(${UNSTORABLE_NOTE})`,
+    truncated: true,
+  };
+  return { ...c, result, message: result.message, argsJson: JSON.stringify({ _refused: UNSTORABLE_NOTE }) };
+}
+
 /**
  * A call's finish record (CALL_FINISH_SQL), or with `startPayloadJson` its whole record
  * (CALL_RECORD_SQL, `seq` null: the statement gives it).
@@ -472,7 +485,7 @@ function finishJson(
     result: eventResult(result),
     progress,
   });
-  return recordJson(
+  return storableRecordJson(
     {
       id: c.callId,
       turn_id: turn.id,
@@ -749,9 +762,7 @@ export class TurnService {
     const started = new Date();
     const t0 = performance.now();
     // The name comes from the model: bounded and storable before it reaches any record or message.
-    const name = storableText(
-      rawName.length > DECLARED_NAME_LIMIT ? `${rawName.slice(0, DECLARED_NAME_LIMIT)}…` : rawName,
-    );
+    const name = storableText(fitText(rawName, DECLARED_NAME_LIMIT));
     const operationId = resolveDeclaredName(turn.map, rawName);
     let op: CachedOperation | undefined;
     let tools: AssistantTools | null = null;
@@ -834,7 +845,7 @@ export class TurnService {
     const argsJson = storableJsonText(checked.json);
     const forEvent = eventArguments(argsJson);
     const startPayloadJson = startPayload(name, op, forEvent, modelArgsJson === null ? null : eventArguments(modelArgsJson));
-    const start = recordJson(
+    const start = storableRecordJson(
       intentId === null
         ? { turn_id: turnId, call_id: callId }
         : {
@@ -980,31 +991,53 @@ export class TurnService {
     // One retry at once; then the runtime is told (recorded: false) and a bounded number of
     // retries continue in the background. A WRITE's intent is already stored: if none of them
     // lands, the ledger sweep closes it as OUTCOME_UNKNOWN.
-    let recorded = await this.#recordFinish(finish);
-    if (!recorded) recorded = await this.#recordFinish(finish);
-    if (!recorded) {
+    let record = finish;
+    let outcome = await this.#recordFinish(record);
+    if (outcome === 'failed') outcome = await this.#recordFinish(record);
+    if (outcome === 'unstorable') {
+      // The database refuses this record's values: the same record would fail on every try, and
+      // roll back every batch it joined. The call is kept without what the tool and the model sent.
+      record = {
+        lockKey: turnId,
+        json: finishJson(unstorableCall(call), seq, { lines: [], dropped: 0 }, null),
+      };
+      outcome = await this.#recordFinish(record);
+      if (outcome === 'recorded')
+        this.services.logger.warn({ turnId, callId, name }, 'a tool call was recorded without its content');
+    }
+    const recorded = outcome === 'recorded';
+    if (outcome === 'unstorable') {
+      this.services.logger.error(
+        { turnId, callId, name, status: result.status, write: isWrite },
+        'could not record a tool call: the database refuses even its reduced record',
+      );
+    } else if (outcome === 'failed') {
       this.services.logger.error(
         { turnId, callId, name, status: result.status, write: isWrite },
         'could not record a tool call; retrying in the background',
       );
-      this.#recordLater(finish, { turnId, callId, name, write: isWrite }, 0);
+      this.#recordLater(record, { turnId, callId, name, write: isWrite }, 0);
     }
     result.durationMs = durationMs;
     return answer(result, callId, seq, recorded);
   }
 
-  /** Runs the finish statement; true once the call is on record (also when an earlier try landed). */
-  async #recordFinish(finish: RecordItem): Promise<boolean> {
+  /**
+   * Runs the finish statement: `recorded` once the call is on record (also when an earlier try
+   * landed), `unstorable` when the database refuses its values (trying again cannot help,
+   * isPermanentServerError), `failed` otherwise.
+   */
+  async #recordFinish(finish: RecordItem): Promise<'recorded' | 'unstorable' | 'failed'> {
     try {
       await this.#finishes.run(finish);
-      return true;
+      return 'recorded';
     } catch (err) {
       // A try whose commit landed but whose answer was lost: the TurnCall is there. (Raw `execute`
       // does not convert driver errors, so the SQLSTATE is checked too: 23505, unique_violation.)
       if (err instanceof UniqueConstraintViolationException || (err as { code?: unknown }).code === '23505')
-        return true;
+        return 'recorded';
       this.services.logger.warn({ err }, 'recording a tool call failed');
-      return false;
+      return isPermanentServerError(err) ? 'unstorable' : 'failed';
     }
   }
 
@@ -1019,9 +1052,10 @@ export class TurnService {
     }
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      void this.#recordFinish(finish).then((ok) => {
-        if (ok) this.services.logger.warn({ ...about, retry: retry + 1 }, 'a tool call was recorded late');
-        else if (!this.#closed) this.#recordLater(finish, about, retry + 1);
+      void this.#recordFinish(finish).then((outcome) => {
+        if (outcome === 'recorded')
+          this.services.logger.warn({ ...about, retry: retry + 1 }, 'a tool call was recorded late');
+        else if (outcome === 'failed' && !this.#closed) this.#recordLater(finish, about, retry + 1);
       });
     }, delay);
     timer.unref();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   GroupCommit,
+  isPermanentServerError,
   isServerError,
   orderByLockKey,
   type GroupCommitIo,
@@ -157,5 +158,30 @@ describe('isServerError', () => {
     expect(isServerError(new Error('Connection terminated'))).toBe(false);
     expect(isServerError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
     expect(isServerError(null)).toBe(false);
+  });
+});
+
+describe('isPermanentServerError', () => {
+  const pgError = (code: string) => Object.assign(new Error(code), { code, severity: 'ERROR' });
+  it.each([
+    ['22001', true], // value too long
+    ['22P05', true], // untranslatable character
+    ['23514', true], // check violation
+    ['23502', true], // not null
+    ['42703', true], // undefined column
+    ['54001', true], // stack depth
+    ['23505', false], // unique: the caller's to judge (an earlier try may have landed)
+    ['40001', false], // serialization
+    ['40P01', false], // deadlock
+    ['57014', false], // statement cancelled
+    ['08006', false], // connection failure
+    ['53300', false], // too many connections
+  ])('should judge SQLSTATE %s permanent: %s', (code, permanent) => {
+    expect(isPermanentServerError(pgError(code))).toBe(permanent);
+  });
+
+  it('should never judge an error without a SQLSTATE permanent', () => {
+    expect(isPermanentServerError(new Error('socket hang up'))).toBe(false);
+    expect(isPermanentServerError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
   });
 });

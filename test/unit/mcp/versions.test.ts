@@ -8,6 +8,8 @@ import {
   modernHeaders,
   pickVersion,
   resultTypeOf,
+  describeServerAsks,
+  serverRequestAnswer,
 } from '../../../src/mcp/versions.js';
 
 describe('protocol versions', () => {
@@ -115,5 +117,47 @@ describe('protocol versions', () => {
       }),
     ).toBe('an answer from the user and a model completion');
     expect(describeInputRequests({ requestState: 'x' })).toBe('more input');
+  });
+});
+
+describe('serverRequestAnswer', () => {
+  it.each([
+    ['ping', '2025-06-18', { result: {} }],
+    ['elicitation/create', '2025-06-18', { result: { action: 'decline' } }],
+    ['elicitation/create', '2025-11-25', { result: { action: 'decline' } }],
+    // No elicitation in these revisions: the method does not exist.
+    ['elicitation/create', '2025-03-26', { error: { code: -32601, message: 'Method not found' } }],
+    ['elicitation/create', '2024-11-05', { error: { code: -32601, message: 'Method not found' } }],
+    [
+      'sampling/createMessage',
+      '2025-06-18',
+      {
+        error: {
+          code: -32601,
+          message: 'Sampling not supported',
+          data: { reason: 'Client does not have sampling capability' },
+        },
+      },
+    ],
+    [
+      'roots/list',
+      '2025-11-25',
+      {
+        error: {
+          code: -32601,
+          message: 'Roots not supported',
+          data: { reason: 'Client does not have roots capability' },
+        },
+      },
+    ],
+    ['tasks/get', '2025-11-25', { error: { code: -32601, message: 'Method not found' } }],
+  ])('should answer %s under %s with %j', (method, version, answer) => {
+    expect(serverRequestAnswer(method, version)).toEqual(answer);
+  });
+
+  it('should name what a set of requests asked for, once each', () => {
+    expect(describeServerAsks(['elicitation', 'roots', 'elicitation'])).toBe(
+      'an answer from the user and a list of folders',
+    );
   });
 });

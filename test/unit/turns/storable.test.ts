@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkArguments,
+  fitText,
   refusedArgumentsNote,
   storableJson,
   storableJsonText,
+  storableRecordJson,
   storableText,
 } from '../../../src/turns/storable.js';
 
@@ -105,5 +107,39 @@ describe('checkArguments', () => {
         expect(JSON.stringify(refusedArgumentsNote(checked)).length).toBeLessThan(100);
       }
     }
+  });
+});
+
+describe('fitText', () => {
+  it.each([
+    ['short', 10, 'short'],
+    ['exactly10!', 10, 'exactly10!'],
+    ['eleven char', 10, 'eleven ch…'],
+    [`abcdefgh\u{1F600}z`, 10, 'abcdefgh…'], // the pair would be split at the cut: it goes whole
+    [`abcdefg\u{1F600}zz`, 10, `abcdefg\u{1F600}…`],
+  ])('should fit %j into %i units as %j', (text, max, fitted) => {
+    expect(fitText(text, max)).toBe(fitted);
+    expect(fitText(text, max).length).toBeLessThanOrEqual(max);
+  });
+});
+
+describe('storableRecordJson', () => {
+  it('should cut every bounded column to its limit and leave other fields and raw JSON alone', () => {
+    const long = 'n'.repeat(300);
+    const json = storableRecordJson(
+      { declared_name: long, message: long, operation_key: 'k', seq: 3 },
+      { payload: `{"name":"${long}"}` },
+    );
+    expect(JSON.parse(json)).toEqual({
+      declared_name: `${'n'.repeat(199)}…`,
+      message: long,
+      operation_key: 'k',
+      seq: 3,
+      payload: { name: long },
+    });
+  });
+
+  it('should make a record of raw JSON only', () => {
+    expect(JSON.parse(storableRecordJson({}, { a: '1' }))).toEqual({ a: 1 });
   });
 });
