@@ -220,6 +220,10 @@ async function convertOpenApi(
       text: source.text,
       descriptionUrl: source.url,
       baseUrl: connection.baseUrl,
+      urlPolicy: {
+        allowHosts: services.config.outbound.allowHosts,
+        allowLoopback: services.config.outbound.allowLoopback,
+      },
     })
   ).conversion;
   return {

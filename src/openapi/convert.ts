@@ -27,8 +27,12 @@ import {
 import { type Obj, describeKind, detectVersion, isObj, own, ownString } from './document.js';
 import { nameFromMethodAndPath, numbered, toOneLine, truncate } from './naming.js';
 import { Converter, type Limits } from './schema.js';
+import { compileUrlPolicy, type UrlPolicy } from '../http/url-policy.js';
 import { documentBase, normalizeBaseUrl, placeholderBase, serverBase, uncallableBase } from './servers.js';
 import { METHODS, OperationBuilder, type OperationContext, assemble } from './parameters.js';
+
+/** Without a policy, conversion judges base addresses as production does: https and public only. */
+const STRICT_URL_POLICY: UrlPolicy = { allowHosts: [], allowLoopback: false };
 
 export * from './model.js';
 export { detectVersion } from './document.js';
@@ -87,7 +91,7 @@ export function convertDescription(
   let methodsSeen = 0;
   const rootBase = override ?? documentBase(c, root, version, descriptionUrl);
   if (override === null) {
-    const why = uncallableBase(root, rootBase);
+    const why = uncallableBase(root, rootBase, compileUrlPolicy(options.urlPolicy ?? STRICT_URL_POLICY));
     if (why !== null)
       c.diag(
         `no callable base address: ${why}; an operator must set the connection's baseUrl to the API's https:// address`,

@@ -143,6 +143,51 @@ describe('OpenAPI discovery served over HTTP', () => {
   });
 });
 
+describe('an OpenAPI app on an allow-listed http:// host (issue 25, item 6)', () => {
+  it('should report no uncallable base address and keep its operations on, as its calls go through', async () => {
+    const port = (server.address() as AddressInfo).port;
+    // No loopback allowance: the host is reachable over http only through its allow-list entry.
+    const strict = await startTestApp({
+      env: { OUTBOUND_ALLOW_LOOPBACK: 'false', OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${port}` },
+    });
+    try {
+      const token = await strict.token(Role.ADMIN);
+      const ws = await strict.ok(CreateWorkspaceDocument, { input: { name: 'Allow-listed' } }, token);
+      doc = {
+        openapi: '3.0.3',
+        info: { title: 'Inside', version: '1' },
+        servers: [{ url: `${base}/api` }],
+        paths: { '/pets': { get: listPets } },
+      };
+      const created = await strict.ok(
+        CreateConnectionDocument,
+        {
+          input: {
+            workspaceId: ws.createWorkspace.workspace!.id,
+            kind: 'OPENAPI',
+            name: 'Inside',
+            descriptionUrl: `${base}/openapi.json`,
+          },
+        },
+        token,
+      );
+      const run = created.createConnection.discoveryRun!;
+      expect(run).toMatchObject({ outcome: 'SUCCEEDED', added: 1 });
+      expect(run.diagnostics.join('\n')).not.toContain('no callable base address');
+      const listed = await strict.ok(
+        ConnectionOperationsDocument,
+        { id: created.createConnection.connection!.id },
+        token,
+      );
+      expect(listed.connection!.operations.nodes).toMatchObject([
+        { name: 'listPets', enabled: true, needsReview: false },
+      ]);
+    } finally {
+      await strict.stop();
+    }
+  });
+});
+
 describe('concurrent discoveries of one connection', () => {
   it('should serialize 10 concurrent discover calls into one set of operations with unique keys', async () => {
     const peer = await startSdkServer({
