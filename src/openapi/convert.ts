@@ -104,6 +104,7 @@ export function convertDescription(
   let missingBase: string | null = null;
   let schemaNodesLeft = limits.maxTotalSchemaNodes;
 
+  const notTaken = new Map<string, string[]>();
   const pathItems: Obj = paths ?? {};
   for (const path of Object.keys(pathItems)) {
     const pathItem = c.deref(pathItems[path], `path ${JSON.stringify(path)}`);
@@ -113,7 +114,14 @@ export function convertDescription(
     }
     pathItemsSeen++;
     for (const key of Object.keys(pathItem)) {
-      if (!Object.hasOwn(METHODS, key)) continue;
+      if (!Object.hasOwn(METHODS, key)) {
+        if (Object.hasOwn(NOT_TAKEN, key)) {
+          const where = notTaken.get(key);
+          if (where === undefined) notTaken.set(key, [path]);
+          else where.push(path);
+        }
+        continue;
+      }
       methodsSeen++;
       const method = METHODS[key] as HttpMethod;
       const op = pathItem[key];
@@ -182,6 +190,7 @@ export function convertDescription(
       operations.push(converted);
     }
   }
+  for (const [method, where] of notTaken) c.diag(notTakenLine(method, where));
   if (missingBase !== null) {
     throw new AppError(
       'BASE_URL_MISSING',
@@ -203,6 +212,29 @@ export function convertDescription(
             isObj(vendorPaths) ? Object.keys(vendorPaths).length : 0,
           ),
   };
+}
+
+/**
+ * Methods a path item may hold that the contract does not take as operations ("one operation per
+ * get, put, post, patch and delete"), with why: each is reported, never dropped silently.
+ */
+const NOT_TAKEN: Record<string, string> = {
+  head: 'HEAD asks for what GET answers, without the body',
+  options: 'OPTIONS asks which methods and headers the server allows',
+  trace: 'TRACE echoes the request back',
+};
+
+/** Paths named in a "not taken" diagnostic; the rest are counted. */
+const NOT_TAKEN_PATHS_LISTED = 3;
+
+function notTakenLine(method: string, paths: readonly string[]): string {
+  const listed = paths.slice(0, NOT_TAKEN_PATHS_LISTED).map((p) => JSON.stringify(p));
+  const more = paths.length - listed.length;
+  const n = paths.length;
+  return (
+    `${n} ${method} operation${n === 1 ? ' was' : 's were'} not taken (${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}): ` +
+    `operations are made from get, put, post, patch and delete only, and ${NOT_TAKEN[method] ?? method}`
+  );
 }
 
 /** One line saying why a description gave no operation. */

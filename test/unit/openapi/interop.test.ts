@@ -232,3 +232,27 @@ describe('descriptions without operations', () => {
     ).toBeNull();
   });
 });
+
+describe('methods that are not operations (issue 25, item 7)', () => {
+  it('should report head, options and trace operations as not taken, with why, per method', () => {
+    const result = convertDescription(
+      oas(
+        { servers: [{ url: 'https://api.example.com' }] },
+        {
+          '/a': { get: { operationId: 'getA', ...ok }, head: ok, options: ok },
+          '/b': { head: ok, trace: ok },
+          '/c': { head: ok },
+          '/d': { head: ok },
+        },
+      ),
+      null,
+      null,
+    );
+    expect(result.operations.map((o) => o.name)).toEqual(['getA']);
+    expect(result.diagnostics).toEqual([
+      '4 head operations were not taken ("/a", "/b", "/c" and 1 more): operations are made from get, put, post, patch and delete only, and HEAD asks for what GET answers, without the body',
+      '1 options operation was not taken ("/a"): operations are made from get, put, post, patch and delete only, and OPTIONS asks which methods and headers the server allows',
+      '1 trace operation was not taken ("/b"): operations are made from get, put, post, patch and delete only, and TRACE echoes the request back',
+    ]);
+  });
+});
