@@ -81,6 +81,8 @@ export function convertDescription(
     );
   }
   const c = new Converter(root, limits);
+  // The argument check's own converter: every option of a union (DESIGN.md rule 17).
+  const checker = new Converter(root, limits, true);
   const builder = new OperationBuilder(c, version);
   const vendorPaths = own(root, 'x-ms-paths');
   if (isObj(vendorPaths) && Object.keys(vendorPaths).length > 0)
@@ -163,7 +165,7 @@ export function convertDescription(
       }
       // Every operation keeps at least its top-level fields, whatever the budget left.
       const budget = Math.min(limits.maxSchemaNodes, Math.max(schemaNodesLeft, limits.maxProperties + 1));
-      const { inputSchema, fields, size } = assemble(c, label, built.fields, budget);
+      const { inputSchema, fields, size, checkSchema } = assemble(c, label, built.fields, budget, checker);
       schemaNodesLeft -= size;
       const binding: OpenApiBinding = {
         method,
@@ -185,6 +187,7 @@ export function convertDescription(
         annotations: null,
         binding,
       };
+      if (checkSchema !== undefined) converted.checkSchema = checkSchema;
       const placeholder = override === null ? placeholderBase(root, opBase, ownBase === null) : null;
       if (placeholder !== null) converted.basePlaceholder = placeholder;
       operations.push(converted);

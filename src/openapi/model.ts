@@ -82,6 +82,12 @@ export interface ConvertedOperation {
   description: string;
   /** JSON Schema, `type: object`, `additionalProperties: false`. */
   inputSchema: JsonObject;
+  /**
+   * What the argument check takes instead of `inputSchema` (DESIGN.md rule 17): the same fields,
+   * with every option of each union (as `anyOf`) and `null` in nullable enums, without
+   * descriptions. Absent when it would accept exactly what `inputSchema` does.
+   */
+  checkSchema?: JsonObject;
   risk: Risk;
   /** OpenAPI has no tool annotations; the risk comes from the method. */
   annotations: JsonObject | null;

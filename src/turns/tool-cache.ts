@@ -43,6 +43,8 @@ export interface CachedOperation {
   name: string;
   description: string | null;
   inputSchema: JsonObject;
+  /** What the argument check takes instead of `inputSchema`, when it differs (DESIGN.md rule 17). */
+  checkSchema: JsonObject | null;
   risk: Risk;
   idempotent: boolean;
   binding: OpenApiBinding | null;
@@ -51,9 +53,12 @@ export interface CachedOperation {
   argumentCheck?: ArgumentCheck;
 }
 
-/** The operation's compiled input schema: compiled on first use, then kept with the cache entry. */
+/**
+ * The operation's compiled argument check: its check schema where it has one (every option of a
+ * union, DESIGN.md rule 17), else its input schema; compiled on first use, kept with the cache entry.
+ */
 export function argumentCheckOf(op: CachedOperation): ArgumentCheck {
-  op.argumentCheck ??= compileArguments(op.inputSchema);
+  op.argumentCheck ??= compileArguments(op.checkSchema ?? op.inputSchema);
   return op.argumentCheck;
 }
 
@@ -87,6 +92,7 @@ interface Row {
   name: string | null;
   description: string | null;
   input_schema: JsonObject | null;
+  check_schema: JsonObject | null;
   risk: Risk | null;
   idempotent: boolean | null;
   binding: OpenApiBinding | null;
@@ -96,7 +102,7 @@ const LOAD_SQL = `
 select a.workspace_id,
        c.id as c_id, c.slug, c.kind, c.status, c.endpoint_url, c.base_url, c.timeout_ms,
        c.credential_kind, c.credential_header_name, c.credential_secret, c.credential_origins, c.protocol_version,
-       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.risk, o.idempotent, o.binding
+       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.check_schema, o.risk, o.idempotent, o.binding
   from assistant a
   left join assistant_connection ac on ac.assistant_id = a.id
   left join connection c on c.id = ac.connection_id
@@ -182,6 +188,7 @@ export class ToolCache {
         name: row.name!,
         description: row.description,
         inputSchema: row.input_schema!,
+        checkSchema: row.check_schema,
         risk: row.risk!,
         idempotent: row.idempotent!,
         binding: row.binding,
