@@ -410,8 +410,10 @@ export const MAX_CHECK_SCHEMA_CHARS = 128 * 1024; // 128 K characters
 
 /**
  * The argument check's input schema (DESIGN.md rule 17): the declared fields under their declared
- * names, each converted by the check's converter (every option of a union). A field the node budget
- * cut to free-form stays free-form. `null` when it is the declared schema, or too large to keep.
+ * names; a field whose declared schema was narrowed (a union to its first option, a nullable enum
+ * without `null`) is converted again by the check's converter, every other keeps its declared
+ * schema, and so does a field the node budget cut to free-form. `null` when no field was narrowed,
+ * or when the result is too large to keep.
  */
 function checkSchemaOf(
   c: Converter,
@@ -423,33 +425,24 @@ function checkSchemaOf(
 ): JsonObject | null {
   const declaredProperties = declared.properties as Record<string, JsonValue>;
   const properties = dict<JsonValue>();
+  let narrowed = false;
   for (const field of kept) {
     const name = nameOf.get(field) as string;
     const slot = slots.find((s) => s.key === name);
-    const cut = slot !== undefined && declaredProperties[name] !== slot.converted.schema;
-    properties[name] = cut ? (declaredProperties[name] as JsonValue) : field.convert(checker).schema;
+    const widen = slot?.converted.narrowed === true && declaredProperties[name] === slot.converted.schema;
+    properties[name] = widen ? field.convert(checker).schema : (declaredProperties[name] as JsonValue);
+    narrowed ||= widen;
   }
+  if (!narrowed) return null;
   const schema: JsonObject = { type: 'object', properties };
   if (declared.required !== undefined) schema.required = declared.required;
   schema.additionalProperties = false;
-  const text = JSON.stringify(schema);
-  if (text.length > MAX_CHECK_SCHEMA_CHARS) {
+  const chars = JSON.stringify(schema).length;
+  if (chars > MAX_CHECK_SCHEMA_CHARS) {
     c.diag(
       `a check schema over ${MAX_CHECK_SCHEMA_CHARS} characters was left out; those calls are checked against the declared schema`,
     );
     return null;
   }
-  return text === JSON.stringify(withoutDescriptions(declared)) ? null : schema;
-}
-
-/** A schema without its `description` keywords, as the check's converter writes schemas. */
-function withoutDescriptions(value: JsonValue): JsonValue {
-  if (Array.isArray(value)) return value.map(withoutDescriptions);
-  if (value === null || typeof value !== 'object') return value;
-  const out = dict<JsonValue>();
-  for (const key of Object.keys(value)) {
-    if (key === 'description' && typeof value[key] === 'string') continue;
-    out[key] = withoutDescriptions(value[key] as JsonValue);
-  }
-  return out;
+  return schema;
 }

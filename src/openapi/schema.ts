@@ -51,6 +51,8 @@ interface View {
    * after the members' types are merged, so it survives their intersection.
    */
   nullable: boolean;
+  /** A union with several options was narrowed to its first: the check accepts more than this. */
+  narrowed: boolean;
   /** Where keywords come from; the first that has one wins: the node, its reference, its members. */
   sources: Obj[];
 }
@@ -65,6 +67,7 @@ function emptyView(): View {
     closed: false,
     readOnly: false,
     nullable: false,
+    narrowed: false,
     sources: [],
   };
 }
@@ -80,6 +83,7 @@ function cloneView(v: View): View {
     closed: v.closed,
     readOnly: v.readOnly,
     nullable: v.nullable,
+    narrowed: v.narrowed,
     sources: [...v.sources],
   };
 }
@@ -121,6 +125,11 @@ export interface Converted {
   names: NestedNames | undefined;
   /** Whether it lists children, so it can be cut to a free-form object or array. */
   container: boolean;
+  /**
+   * Declared schemas: whether the argument check accepts more than this (a union narrowed to its
+   * first option, a nullable enum without `null`, here or below). Absent means no.
+   */
+  narrowed?: boolean;
 }
 
 /** A child slot of an emitted object, kept so that the node budget can cut it afterwards. */
@@ -279,6 +288,7 @@ export class Converter {
     const cutsBefore = this.cuts;
     const { view, members, unions } = this.ownView(raw);
     // The declared schema takes the first option of each union.
+    view.narrowed ||= unions.length > 0;
     const all = unions.length === 0 ? members : [...(members ?? []), ...unions.map((o) => o[0])];
     if (all !== null && all.length > 0) {
       active.add(raw);
@@ -486,12 +496,13 @@ export class Converter {
     this.copyKeywords(view.sources, schema);
     // A nullable enum takes `null` (DESIGN.md rule 17); the declared one keeps the description's list.
     const takesNull = view.nullable || types?.includes('null') === true;
-    if (this.check && takesNull && Array.isArray(schema.enum) && !schema.enum.includes(null))
-      schema.enum = [...schema.enum, null];
+    const nullableEnum = takesNull && Array.isArray(schema.enum) && !schema.enum.includes(null);
+    if (this.check && nullableEnum) schema.enum = [...(schema.enum as JsonValue[]), null];
+    let narrowed = !this.check && (view.narrowed || nullableEnum);
     const isObject = types === null || types.includes('object');
     const isArray = types === null || types.includes('array');
     const hasChildren = (isObject && (listsProperties || additional !== null)) || (isArray && items !== null);
-    if (!hasChildren) return leaf(schema);
+    if (!hasChildren) return narrowed ? { ...leaf(schema), narrowed } : leaf(schema);
     if (level > this.limits.maxDepth) return leaf(cutSchema(schema));
 
     let size = 1;
@@ -517,6 +528,7 @@ export class Converter {
           names.properties[name] = entry;
         }
         slots.push({ converted: child, key: name, property: true });
+        narrowed ||= child.narrowed === true;
       }
       schema.properties = out;
       if (required.length > 0) schema.required = required;
@@ -527,6 +539,7 @@ export class Converter {
       size += child.size;
       if (child.names !== undefined) names = { additionalProperties: child.names };
       slots.push({ converted: child, key: 'additionalProperties', property: false });
+      narrowed ||= child.narrowed === true;
     }
     if (isArray && items !== null) {
       const child = this.convertAll(items, level + 1);
@@ -534,12 +547,15 @@ export class Converter {
       size += child.size;
       if (child.names !== undefined) names = { ...names, items: child.names };
       slots.push({ converted: child, key: 'items', property: false });
+      narrowed ||= child.narrowed === true;
     }
     if (size > this.limits.maxSchemaNodes) {
       size = this.fitSize(size, slots, schema, names);
       if (names !== undefined && Object.keys(names).length === 0) names = undefined;
     }
-    return { schema, size, names, container: true };
+    return narrowed
+      ? { schema, size, names, container: true, narrowed }
+      : { schema, size, names, container: true };
   }
 
   /**
@@ -761,6 +777,7 @@ function mergeInto(into: View, from: View): void {
   into.closed ||= from.closed;
   into.readOnly ||= from.readOnly;
   into.nullable ||= from.nullable;
+  into.narrowed ||= from.narrowed;
   for (const source of from.sources) into.sources.push(source);
 }
 
