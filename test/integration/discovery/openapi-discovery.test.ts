@@ -143,6 +143,58 @@ describe('OpenAPI discovery served over HTTP', () => {
   });
 });
 
+describe('the check schema beside the declared one (issue 25, item 7)', () => {
+  it('should store, refresh and clear check_schema with the description, leaving input_schema as declared', async () => {
+    const withQuery = (schema: Record<string, unknown>) =>
+      description({
+        '/pets': {
+          get: { ...listPets, parameters: [{ name: 'created', in: 'query', schema }] },
+        },
+      });
+    doc = withQuery({ type: 'integer' });
+    const created = await t.ok(
+      CreateConnectionDocument,
+      {
+        input: {
+          workspaceId,
+          kind: 'OPENAPI',
+          name: 'Checked pets',
+          descriptionUrl: `${base}/openapi.json`,
+          endpointUrl: null,
+        },
+      },
+      admin,
+    );
+    const id = rawId(created.createConnection.connection!.id);
+    const stored = async () =>
+      (
+        await t.app.services.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ input_schema: unknown; check_schema: unknown }[]>(
+            `select input_schema, check_schema from operation where connection_id = ?`,
+            [id],
+          )
+      )[0]!;
+    expect((await stored()).check_schema).toBeNull();
+    doc = withQuery({ anyOf: [{ type: 'integer' }, { type: 'string', enum: ['today'] }] });
+    const widened = await t.ok(
+      DiscoverDocument,
+      { input: { connectionId: created.createConnection.connection!.id } },
+      admin,
+    );
+    expect(widened.discover.run).toMatchObject({ outcome: 'SUCCEEDED', updated: 1, flagged: 0 });
+    const after = await stored();
+    expect(after.input_schema).toMatchObject({ properties: { created: { type: 'integer' } } });
+    expect(after.check_schema).toMatchObject({
+      properties: { created: { anyOf: [{ type: 'integer' }, { type: 'string', enum: ['today'] }] } },
+    });
+    doc = withQuery({ type: 'integer' });
+    await t.ok(DiscoverDocument, { input: { connectionId: created.createConnection.connection!.id } }, admin);
+    expect((await stored()).check_schema).toBeNull();
+  });
+});
+
 describe('an OpenAPI app on an allow-listed http:// host (issue 25, item 6)', () => {
   it('should report no uncallable base address and keep its operations on, as its calls go through', async () => {
     const port = (server.address() as AddressInfo).port;
