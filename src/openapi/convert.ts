@@ -29,7 +29,14 @@ import { nameFromMethodAndPath, numbered, toOneLine, truncate } from './naming.j
 import { Converter, type Limits } from './schema.js';
 import { compileUrlPolicy, type UrlPolicy } from '../http/url-policy.js';
 import { documentBase, normalizeBaseUrl, placeholderBase, serverBase, uncallableBase } from './servers.js';
-import { METHODS, OperationBuilder, type OperationContext, assemble } from './parameters.js';
+import {
+  type CheckBudget,
+  MAX_TOTAL_CHECK_SCHEMA_CHARS,
+  METHODS,
+  OperationBuilder,
+  type OperationContext,
+  assemble,
+} from './parameters.js';
 
 /** Without a policy, conversion judges base addresses as production does: https and public only. */
 const STRICT_URL_POLICY: UrlPolicy = { allowHosts: [], allowLoopback: false };
@@ -82,7 +89,10 @@ export function convertDescription(
   }
   const c = new Converter(root, limits);
   // The argument check's own converter: every option of a union (DESIGN.md rule 17).
-  const checker = new Converter(root, limits, true);
+  const checker: CheckBudget = {
+    converter: new Converter(root, limits, true),
+    charsLeft: MAX_TOTAL_CHECK_SCHEMA_CHARS,
+  };
   const builder = new OperationBuilder(c, version);
   const vendorPaths = own(root, 'x-ms-paths');
   if (isObj(vendorPaths) && Object.keys(vendorPaths).length > 0)

@@ -351,7 +351,7 @@ export function assemble(
   label: string,
   candidates: Field[],
   budget: number,
-  checker?: Converter,
+  checker?: CheckBudget,
 ): { inputSchema: JsonObject; fields: FieldBinding[]; size: number; checkSchema?: JsonObject } {
   // Required first, then document order; at most maxProperties.
   const ordered = candidates.filter((f) => f.required).concat(candidates.filter((f) => !f.required));
@@ -407,6 +407,17 @@ export function assemble(
 
 /** A check schema past this many characters is not kept: calls are checked against the declared one. */
 export const MAX_CHECK_SCHEMA_CHARS = 128 * 1024; // 128 K characters
+/**
+ * The check schemas of one description together stay under this many characters (Stripe's come to
+ * about 0.5 M); past it, later operations are checked against their declared schema.
+ */
+export const MAX_TOTAL_CHECK_SCHEMA_CHARS = 2 * 1024 * 1024; // 2 M characters
+
+/** The check's converter and what is left of the description's check-schema budget. */
+export interface CheckBudget {
+  converter: Converter;
+  charsLeft: number;
+}
 
 /**
  * The argument check's input schema (DESIGN.md rule 17): the declared fields under their declared
@@ -417,7 +428,7 @@ export const MAX_CHECK_SCHEMA_CHARS = 128 * 1024; // 128 K characters
  */
 function checkSchemaOf(
   c: Converter,
-  checker: Converter,
+  budget: CheckBudget,
   kept: readonly Field[],
   nameOf: ReadonlyMap<Field, string>,
   slots: readonly Slot[],
@@ -425,12 +436,15 @@ function checkSchemaOf(
 ): JsonObject | null {
   const declaredProperties = declared.properties as Record<string, JsonValue>;
   const properties = dict<JsonValue>();
+  const slotOf = new Map(slots.map((s) => [s.key, s]));
   let narrowed = false;
   for (const field of kept) {
     const name = nameOf.get(field) as string;
-    const slot = slots.find((s) => s.key === name);
+    const slot = slotOf.get(name);
     const widen = slot?.converted.narrowed === true && declaredProperties[name] === slot.converted.schema;
-    properties[name] = widen ? field.convert(checker).schema : (declaredProperties[name] as JsonValue);
+    properties[name] = widen
+      ? field.convert(budget.converter).schema
+      : (declaredProperties[name] as JsonValue);
     narrowed ||= widen;
   }
   if (!narrowed) return null;
@@ -444,5 +458,12 @@ function checkSchemaOf(
     );
     return null;
   }
+  if (chars > budget.charsLeft) {
+    c.diag(
+      `the check schemas together were larger than ${MAX_TOTAL_CHECK_SCHEMA_CHARS} characters; later operations are checked against their declared schema`,
+    );
+    return null;
+  }
+  budget.charsLeft -= chars;
   return schema;
 }

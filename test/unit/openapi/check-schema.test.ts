@@ -8,7 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertDescription, type ConvertedOperation } from '../../../src/openapi/convert.js';
+import {
+  convertDescription,
+  type ConversionResult,
+  type ConvertedOperation,
+} from '../../../src/openapi/convert.js';
 import { compileArguments } from '../../../src/turns/arguments.js';
 import type { JsonObject } from '../../../src/operations/types.js';
 
@@ -28,12 +32,12 @@ function accepts(schema: JsonObject, args: unknown): boolean {
 /** What the argument check compiles: the check schema where there is one (`tool-cache.ts#argumentCheckOf`). */
 const checked = (op: ConvertedOperation): JsonObject => op.checkSchema ?? op.inputSchema;
 
-/** The one operation of a description whose JSON body has these properties. */
-function bodyOperation(
+/** A description of one operation whose JSON body has these properties, converted. */
+function bodyConversion(
   version: string,
   properties: Record<string, unknown>,
   components?: Record<string, unknown>,
-): ConvertedOperation {
+): ConversionResult {
   const doc = {
     openapi: version,
     info: { title: 't', version: '1' },
@@ -49,8 +53,11 @@ function bodyOperation(
     },
     ...(components === undefined ? {} : { components }),
   };
-  return convertDescription(doc, null, null).operations[0]!;
+  return convertDescription(doc, null, null);
 }
+
+const bodyOperation = (...args: Parameters<typeof bodyConversion>): ConvertedOperation =>
+  bodyConversion(...args).operations[0]!;
 
 const stripe = operations('stripe-unions.json');
 const openai = operations('openai-unions.json');
@@ -165,6 +172,20 @@ describe('the argument check accepts every option of a union (issue 25, item 7)'
     expect(accepts(op.checkSchema!, { v: 'e10' })).toBe(true);
     expect(accepts(op.checkSchema!, { v: { p1: 'a' } })).toBe(true);
     expect((op.inputSchema.properties as Record<string, JsonObject>).v).toEqual({ type: 'integer' });
+  });
+
+  it('should keep no check schema over its size cap, and say so; calls are then checked as declared', () => {
+    const long = (option: number) =>
+      Array.from({ length: 200 }, (_, i) => `option-${option}-value-${i}-${'x'.repeat(40)}`);
+    const result = bodyConversion('3.1.0', {
+      v: { anyOf: Array.from({ length: 16 }, (_, o) => ({ type: 'string', enum: long(o) })) },
+    });
+    const op = result.operations[0]!;
+    const { diagnostics } = result;
+    expect(op.checkSchema).toBeUndefined();
+    expect(diagnostics).toContain(
+      'a check schema over 131072 characters was left out; those calls are checked against the declared schema',
+    );
   });
 
   it('should leave no check schema where the check is the declared schema', () => {
