@@ -219,6 +219,7 @@ async function rawPeerDispatch(): Promise<void> {
     name: 'tool_0',
     description: 'Tool number 0',
     inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    checkSchema: null,
     risk: 'READ',
     idempotent: false,
     binding: null,

@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
+import { compileUrlPolicy } from './http/url-policy.js';
 import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from './limits.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
 import { DEFAULT_FOR_MODEL_BUDGETS, type ForModelBudgets } from './turns/dialects/for-model.js';
@@ -308,7 +309,10 @@ export function loadConfig(env: Env = process.env): Config {
     .map((h) => h.trim().toLowerCase())
     .filter((h) => h !== '');
   for (const host of allowHosts) {
-    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(host)) {
+    // The outbound rule's own parser, so that what config takes is what calls and saves compare.
+    try {
+      compileUrlPolicy({ allowHosts: [host], allowLoopback: false });
+    } catch {
       throw new ConfigError(`OUTBOUND_ALLOW_HOSTS has an invalid host "${host}"`);
     }
   }

@@ -16,6 +16,7 @@ import { Migration20261130233000DebuggerProgress } from '../../migrations/Migrat
 import { Migration20261130234500LedgerOutcome } from '../../migrations/Migration20261130234500LedgerOutcome.js';
 import { Migration20261130234000ConsoleReads } from '../../migrations/Migration20261130234000ConsoleReads.js';
 import { Migration20261201020000KeyOrigins } from '../../migrations/Migration20261201020000KeyOrigins.js';
+import { Migration20261202120000CheckSchema } from '../../migrations/Migration20261202120000CheckSchema.js';
 
 /**
  * The migrations, in order. Listed explicitly: the Migrator cannot import `.ts` files by itself
@@ -41,5 +42,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201130000UnchangedDiscovery', class: Migration20261201130000UnchangedDiscovery },
   { name: 'Migration20261201140000DeclaredToolLists', class: Migration20261201140000DeclaredToolLists },
   { name: 'Migration20261201150000TurnEventWatch', class: Migration20261201150000TurnEventWatch },
+  { name: 'Migration20261202120000CheckSchema', class: Migration20261202120000CheckSchema },
   { name: 'Migration20261202150000ToolDialects', class: Migration20261202150000ToolDialects },
 ];

@@ -220,6 +220,10 @@ async function convertOpenApi(
       text: source.text,
       descriptionUrl: source.url,
       baseUrl: connection.baseUrl,
+      urlPolicy: {
+        allowHosts: services.config.outbound.allowHosts,
+        allowLoopback: services.config.outbound.allowLoopback,
+      },
     })
   ).conversion;
   return {
@@ -228,6 +232,7 @@ async function convertOpenApi(
       title: o.title,
       description: o.description,
       inputSchema: o.inputSchema,
+      checkSchema: o.checkSchema ?? null,
       annotations: o.annotations,
       risk: o.risk,
       idempotent: false,
@@ -632,6 +637,7 @@ export class DiscoveryService {
         title: add.op.title,
         description: add.op.description,
         inputSchema: add.op.inputSchema,
+        checkSchema: add.op.checkSchema ?? null,
         annotations: add.op.annotations,
         binding: add.op.binding,
         risk: add.op.risk,

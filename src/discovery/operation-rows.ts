@@ -34,6 +34,7 @@ interface StoredRow {
   title: string | null;
   description: string | null;
   input_schema: unknown;
+  check_schema: unknown;
   annotations: unknown;
   binding: unknown;
   risk: Risk;
@@ -50,7 +51,7 @@ export async function readStoredOperations(
 ): Promise<Omit<StoredOperation, 'openReasons'>[]> {
   const rows = await query<StoredRow>(
     tx,
-    `select id, key, name, title, description, input_schema, annotations, binding, risk, source_risk,
+    `select id, key, name, title, description, input_schema, check_schema, annotations, binding, risk, source_risk,
             idempotent, enabled, risk_set_by_admin
        from operation where connection_id = ? order by id`,
     [connectionId],
@@ -62,6 +63,7 @@ export async function readStoredOperations(
     title: r.title,
     description: r.description,
     inputSchema: json<JsonObject>(r.input_schema),
+    checkSchema: json<JsonObject | null>(r.check_schema),
     annotations: json<JsonObject | null>(r.annotations),
     binding: json<OpenApiBinding | null>(r.binding),
     risk: r.risk,
@@ -86,6 +88,7 @@ export interface NewOperationRow {
   title: string | null;
   description: string | null;
   inputSchema: JsonObject;
+  checkSchema: JsonObject | null;
   annotations: JsonObject | null;
   binding: OpenApiBinding | null;
   risk: Risk;
@@ -106,10 +109,10 @@ export async function insertOperations(
   await query(
     tx,
     `insert into operation (id, workspace_id, connection_id, key, name, title, description, input_schema,
-                            annotations, risk, risk_set_by_admin, source_risk, enabled, idempotent,
+                            check_schema, annotations, risk, risk_set_by_admin, source_risk, enabled, idempotent,
                             needs_review, binding, created_at, updated_at)
      select (e->>'id')::uuid, ?::uuid, ?::uuid, e->>'key', e->>'name', e->>'title', e->>'description',
-            e->'inputSchema', nullif(e->'annotations', 'null'::jsonb), e->>'risk', false, e->>'risk',
+            e->'inputSchema', nullif(e->'checkSchema', 'null'::jsonb), nullif(e->'annotations', 'null'::jsonb), e->>'risk', false, e->>'risk',
             (e->>'enabled')::boolean, (e->>'idempotent')::boolean, coalesce((e->>'needsReview')::boolean, false),
             nullif(e->'binding', 'null'::jsonb), ?::timestamptz, ?::timestamptz
        from jsonb_array_elements(?::jsonb) with ordinality as t(e, n)
@@ -138,6 +141,7 @@ const TEXT_COLUMNS = [
 ] as const;
 const JSON_COLUMNS = [
   ['inputSchema', 'input_schema'],
+  ['checkSchema', 'check_schema'],
   ['annotations', 'annotations'],
   ['binding', 'binding'],
 ] as const;

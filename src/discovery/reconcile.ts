@@ -19,7 +19,6 @@ import { isHoldCode, type ReviewCode } from '../operations/review-codes.js';
 import { isRiskRaise } from '../operations/risk.js';
 import { type JsonObject, type OpenApiBinding, type Risk } from '../operations/types.js';
 
-
 /** A review reason as the reconciler sees it: open reasons in, new reasons out. */
 export interface ReviewReasonDraft {
   code: ReviewCode;
@@ -34,6 +33,11 @@ export interface DiscoveredOperation {
   title: string | null;
   description: string | null;
   inputSchema: JsonObject;
+  /**
+   * OpenAPI: what the argument check takes instead of `inputSchema` (every option of a union,
+   * DESIGN.md rule 17); absent or `null` when the check is `inputSchema` itself.
+   */
+  checkSchema?: JsonObject | null;
   annotations: JsonObject | null;
   /** The source's risk, from annotations or from the method. */
   risk: Risk;
@@ -65,7 +69,7 @@ export interface StoredOperation extends DiscoveredOperation {
 /** The columns a refresh writes. */
 export interface OperationFields extends Pick<
   DiscoveredOperation,
-  'title' | 'description' | 'inputSchema' | 'annotations' | 'binding' | 'risk' | 'idempotent'
+  'title' | 'description' | 'inputSchema' | 'checkSchema' | 'annotations' | 'binding' | 'risk' | 'idempotent'
 > {
   /** Always the source's risk, even under an admin-set `risk`, so that clearRisk can hand it back. */
   sourceRisk: Risk;
@@ -214,6 +218,10 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     title: source.title,
     description: source.description,
     inputSchema: source.inputSchema,
+    // Only where either side has one (OpenAPI unions): MCP tools are checked by their inputSchema.
+    ...(source.checkSchema != null || before.checkSchema != null
+      ? { checkSchema: source.checkSchema ?? null }
+      : {}),
     annotations: source.annotations,
     binding: source.binding,
     risk: before.riskSetByAdmin ? before.risk : source.risk,
@@ -238,7 +246,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
   const resolved = before.openReasons.filter((open) => isHoldCode(open.code) && !holds.some(same(open)));
   const release = resolved.length > 0 && !disable && resolved.length === before.openReasons.length;
   const changedFields = (Object.keys(after) as (keyof OperationFields)[]).filter(
-    (field) => !jsonEqual(before[field], after[field]),
+    (field) => !jsonEqual(before[field] ?? null, after[field] ?? null),
   );
 
   return {

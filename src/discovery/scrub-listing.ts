@@ -55,6 +55,7 @@ export function scrubListing<T extends ScrubbableListing>(listing: T, scrubber: 
       title: op.title === null ? null : scrubber.text(op.title),
       description: op.description === null ? null : scrubber.text(op.description),
       inputSchema: scrubber.json(op.inputSchema),
+      checkSchema: op.checkSchema == null ? null : scrubber.json(op.checkSchema),
       annotations: scrubber.json(op.annotations),
     });
   }

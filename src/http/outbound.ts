@@ -3,8 +3,9 @@
  * description fetches, OpenAPI calls and OAuth (DESIGN.md rule 9).
  *
  * What it guarantees, for every request and every redirect hop:
- * - the address is absolute `https://`; `http://` only for allow-listed hosts (and, with
- *   `allowLoopback`, for `localhost`, `127.0.0.1` and `[::1]`);
+ * - the address passes the one static rule, `url-policy.ts#judgeUrl`, which the save-time check
+ *   uses too: absolute `https://`; `http://` only for allow-listed hosts (and, with
+ *   `allowLoopback`, for loopback hosts);
  * - the peer address is public. The check runs at connect time, on the addresses DNS returned for
  *   that very connection (a custom `lookup` inside the one undici `Agent`'s connector), so a name
  *   that resolves to a public address once and to a private one later (DNS rebinding) is still
@@ -20,11 +21,19 @@
 import { EventEmitter } from 'node:events';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { OutboundError, OutboundErrorCode } from './outbound-error.js';
 import { CALL_TIMEOUT_MS, FORBIDDEN_HEADER_CHARS, MAX_UPSTREAM_BODY_BYTES } from '../limits.js';
 import { Memo } from '../memo.js';
+import {
+  classifyAddress,
+  compileUrlPolicy,
+  type CompiledUrlPolicy,
+  defaultPort,
+  isAddressAllowed,
+  isAllowListedHost,
+  judgeUrl,
+} from './url-policy.js';
 
 /** Per-request deadline, covering connect, response headers and the whole body. */
 export const DEFAULT_TIMEOUT_MS = CALL_TIMEOUT_MS;
@@ -44,6 +53,7 @@ export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000; // 4 seconds
 const DUMP_LIMIT_BYTES = 64 * 1024; // 64 KiB
 
 export { isOutboundError, OutboundError, OutboundErrorCode } from './outbound-error.js';
+export { classifyAddress, isAddressAllowed } from './url-policy.js';
 
 export interface OutboundOptions {
   /**
@@ -51,7 +61,7 @@ export interface OutboundOptions {
    * private ones included. Config, for internal services the operator trusts.
    */
   allowHosts?: string[];
-  /** Dev and test: loopback addresses, and `http://` to `localhost`, `127.0.0.1` and `[::1]`, are allowed. */
+  /** Dev and test: loopback addresses, and `http://` to loopback hosts (`url-policy.ts`), are allowed. */
   allowLoopback?: boolean;
   /** Default per-request deadline in ms (connect + headers + body). */
   timeoutMs?: number;
@@ -121,57 +131,10 @@ const CROSS_ORIGIN_SAFE_HEADERS = new Set([
   'user-agent',
   'mcp-protocol-version',
 ]);
-const LOOPBACK_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
-/**
- * Classifies an IP address (no brackets) by the special range it falls in. `unicast` means public;
- * everything else is refused unless allowed. IPv4-mapped IPv6 addresses are `ipv4Mapped`, except
- * mapped loopback (`loopback`); the deprecated IPv4-compatible `::a.b.c.d` block is `ipv4Compatible`.
- * Returns `invalid` for a string that is not an address.
- */
-export function classifyAddress(address: string): string {
-  if (!ipaddr.isValid(address)) return 'invalid';
-  const parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6') {
-    const v6 = parsed as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) {
-      return v6.toIPv4Address().range() === 'loopback' ? 'loopback' : 'ipv4Mapped';
-    }
-    const range = v6.range();
-    if (range === 'unicast' && v6.parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
-    return range;
-  }
-  return (parsed as ipaddr.IPv4).range();
-}
 
 /** Addresses kept parsed and checked per client (the table is emptied when full). */
 const CHECKED_URLS_KEPT = 256;
-
-/** Classification is a few microseconds; IP-literal URLs repeat on every call, so keep a few. */
-const ranges = new Memo(256, classifyAddress);
-
-/** Whether a connection to this address is allowed without an allow-list entry. */
-export function isAddressAllowed(address: string, allowLoopback: boolean): boolean {
-  const range = ranges.get(address);
-  return range === 'unicast' || (allowLoopback && range === 'loopback');
-}
-
-interface HostRule {
-  host: string;
-  port: string | null;
-}
-
-function parseHostRule(entry: string): HostRule {
-  const trimmed = entry.trim().toLowerCase();
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(trimmed) ?? /^([^:[\]]+)(?::(\d+))?$/.exec(trimmed);
-  if (!m?.[1]) throw new TypeError(`allowHosts entry "${entry}" must be a host or host:port`);
-  return { host: m[1], port: m[2] ?? null };
-}
-
-function defaultPort(protocol: string): string {
-  return protocol === 'https:' ? '443' : '80';
-}
 
 /**
  * Wraps a DNS lookup so that every address it yields is checked before `net.connect` uses it.
@@ -292,7 +255,7 @@ export class OutboundClient {
   readonly maxBodyBytes: number;
   readonly maxRedirects: number;
   readonly allowLoopback: boolean;
-  readonly #rules: HostRule[];
+  readonly #policy: CompiledUrlPolicy;
   readonly #agent: Agent;
   /** Addresses that passed `checkUrl`, parsed (shared by requests: never changed). */
   readonly #checkedUrls = new Memo(CHECKED_URLS_KEPT, (input) => this.checkUrl(input));
@@ -312,17 +275,18 @@ export class OutboundClient {
     this.maxBodyBytes = maxBodyBytes;
     this.maxRedirects = maxRedirects;
     this.allowLoopback = allowLoopback;
-    this.#rules = allowHosts.map(parseHostRule);
+    this.#policy = compileUrlPolicy({ allowHosts, allowLoopback });
 
     const strict = buildConnector({
       lookup: guardedLookup(lookup, allowLoopback),
       timeout: connectTimeoutMs,
     });
     // Allow-listed hosts may resolve to private addresses: that is what the list is for.
-    const open = this.#rules.length > 0 ? buildConnector({ lookup, timeout: connectTimeoutMs }) : strict;
+    const open =
+      this.#policy.rules.length > 0 ? buildConnector({ lookup, timeout: connectTimeoutMs }) : strict;
     const connect: buildConnector.connector = (opts, callback) => {
       const host = opts.hostname;
-      const allowListed = this.#isAllowListed(host, opts.port || defaultPort(opts.protocol));
+      const allowListed = isAllowListedHost(this.#policy, host, opts.port || defaultPort(opts.protocol));
       // Defence in depth: IP literals never reach the lookup, and `request` checked them already.
       if (!allowListed && isIP(host) !== 0 && !isAddressAllowed(host, allowLoopback)) {
         callback(addressRefused(host, classifyAddress(host)), null);
@@ -336,61 +300,41 @@ export class OutboundClient {
     this.#agent = new Agent({ connect, keepAliveTimeout: keepAliveTimeoutMs });
   }
 
-  #isAllowListed(hostname: string, port: string): boolean {
-    if (this.#rules.length === 0) return false;
-    const host = hostname.toLowerCase();
-    return this.#rules.some((r) => r.host === host && (r.port === null || r.port === port));
-  }
-
   /**
    * Parses and checks a URL without sending anything: absolute `http(s)`, no credentials,
    * `https://` unless allowed, and an IP literal host must be allowed. Throws `URL_REFUSED` or
    * `ADDRESS_REFUSED`. Other modules use it to validate addresses at input time.
    */
   checkUrl(input: string | URL): URL {
-    let url: URL;
-    try {
-      url = typeof input === 'string' ? new URL(input) : input;
-    } catch (cause) {
-      throw new OutboundError(OutboundErrorCode.URL_REFUSED, 'the address is not an absolute URL', {
-        reachedServer: false,
-        cause,
-      });
-    }
-    const host = url.hostname;
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new OutboundError(
-        OutboundErrorCode.URL_REFUSED,
-        `only https:// addresses are allowed (${host})`,
-        {
+    const verdict = judgeUrl(input, this.#policy);
+    if (verdict.ok) return verdict.url;
+    const host = verdict.host;
+    switch (verdict.reason) {
+      case 'INVALID':
+        throw new OutboundError(OutboundErrorCode.URL_REFUSED, 'the address is not an absolute URL', {
           reachedServer: false,
-          data: { host, protocol: url.protocol },
-        },
-      );
+        });
+      case 'SCHEME':
+        throw new OutboundError(
+          OutboundErrorCode.URL_REFUSED,
+          `only https:// addresses are allowed (${host})`,
+          { reachedServer: false, data: { host, protocol: verdict.url?.protocol } },
+        );
+      case 'CREDENTIALS':
+        throw new OutboundError(
+          OutboundErrorCode.URL_REFUSED,
+          `the address for ${host} must not carry credentials`,
+          { reachedServer: false, data: { host } },
+        );
+      case 'HTTP':
+        throw new OutboundError(
+          OutboundErrorCode.URL_REFUSED,
+          `http:// is not allowed for ${host}; use https://, or add the host to OUTBOUND_ALLOW_HOSTS`,
+          { reachedServer: false, data: { host, protocol: 'http:' } },
+        );
+      case 'ADDRESS':
+        throw addressRefused(host, verdict.range ?? 'invalid');
     }
-    if (url.username !== '' || url.password !== '') {
-      throw new OutboundError(
-        OutboundErrorCode.URL_REFUSED,
-        `the address for ${host} must not carry credentials`,
-        {
-          reachedServer: false,
-          data: { host },
-        },
-      );
-    }
-    const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-    const allowListed = this.#isAllowListed(bare, url.port || defaultPort(url.protocol));
-    if (url.protocol === 'http:' && !allowListed && !(this.allowLoopback && LOOPBACK_HTTP_HOSTS.has(host))) {
-      throw new OutboundError(
-        OutboundErrorCode.URL_REFUSED,
-        `http:// is not allowed for ${host}; use https://, or add the host to OUTBOUND_ALLOW_HOSTS`,
-        { reachedServer: false, data: { host, protocol: 'http:' } },
-      );
-    }
-    if (!allowListed && isIP(bare) !== 0 && !isAddressAllowed(bare, this.allowLoopback)) {
-      throw addressRefused(bare, classifyAddress(bare));
-    }
-    return url;
   }
 
   /**

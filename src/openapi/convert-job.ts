@@ -5,6 +5,7 @@
 import { AppError } from '../errors.js';
 import { convertDescription, type ConversionResult } from './convert.js';
 import { parseDescription } from './load.js';
+import type { UrlPolicy } from '../http/url-policy.js';
 
 /**
  * The version of what a job makes of a text. Bump it with any change to parsing or conversion that
@@ -12,7 +13,7 @@ import { parseDescription } from './load.js';
  * (`discovery/fingerprint.ts`). `test/unit/openapi/conversion-version.test.ts` fails when the
  * results of its fixtures change and this did not.
  */
-export const CONVERSION_VERSION = 1;
+export const CONVERSION_VERSION = 2;
 
 export interface ConvertJob {
   text: string;
@@ -20,6 +21,8 @@ export interface ConvertJob {
   descriptionUrl: string | null;
   /** The connection's `baseUrl` override. */
   baseUrl: string | null;
+  /** The outbound policy, which decides whether a base address is callable (`ConvertOptions.urlPolicy`). */
+  urlPolicy?: UrlPolicy;
 }
 
 export interface ConvertedDescription {
@@ -36,7 +39,12 @@ export type JobOutcome =
 export function runConvertJob(job: ConvertJob): JobOutcome {
   try {
     const parsed = parseDescription(job.text);
-    const conversion = convertDescription(parsed.document, job.descriptionUrl, job.baseUrl);
+    const conversion = convertDescription(
+      parsed.document,
+      job.descriptionUrl,
+      job.baseUrl,
+      job.urlPolicy === undefined ? {} : { urlPolicy: job.urlPolicy },
+    );
     return { ok: true, value: { format: parsed.format, bytes: parsed.bytes, conversion } };
   } catch (error) {
     if (error instanceof AppError) return { ok: false, code: error.code, message: error.message };

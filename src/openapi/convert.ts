@@ -27,8 +27,19 @@ import {
 import { type Obj, describeKind, detectVersion, isObj, own, ownString } from './document.js';
 import { nameFromMethodAndPath, numbered, toOneLine, truncate } from './naming.js';
 import { Converter, type Limits } from './schema.js';
+import { compileUrlPolicy, type UrlPolicy } from '../http/url-policy.js';
 import { documentBase, normalizeBaseUrl, placeholderBase, serverBase, uncallableBase } from './servers.js';
-import { METHODS, OperationBuilder, type OperationContext, assemble } from './parameters.js';
+import {
+  type CheckBudget,
+  MAX_TOTAL_CHECK_SCHEMA_CHARS,
+  METHODS,
+  OperationBuilder,
+  type OperationContext,
+  assemble,
+} from './parameters.js';
+
+/** Without a policy, conversion judges base addresses as production does: https and public only. */
+const STRICT_URL_POLICY: UrlPolicy = { allowHosts: [], allowLoopback: false };
 
 export * from './model.js';
 export { detectVersion } from './document.js';
@@ -77,6 +88,11 @@ export function convertDescription(
     );
   }
   const c = new Converter(root, limits);
+  // The argument check's own converter: every option of a union (DESIGN.md rule 17).
+  const checker: CheckBudget = {
+    converter: new Converter(root, limits, true),
+    charsLeft: MAX_TOTAL_CHECK_SCHEMA_CHARS,
+  };
   const builder = new OperationBuilder(c, version);
   const vendorPaths = own(root, 'x-ms-paths');
   if (isObj(vendorPaths) && Object.keys(vendorPaths).length > 0)
@@ -87,7 +103,7 @@ export function convertDescription(
   let methodsSeen = 0;
   const rootBase = override ?? documentBase(c, root, version, descriptionUrl);
   if (override === null) {
-    const why = uncallableBase(root, rootBase);
+    const why = uncallableBase(root, rootBase, compileUrlPolicy(options.urlPolicy ?? STRICT_URL_POLICY));
     if (why !== null)
       c.diag(
         `no callable base address: ${why}; an operator must set the connection's baseUrl to the API's https:// address`,
@@ -100,6 +116,7 @@ export function convertDescription(
   let missingBase: string | null = null;
   let schemaNodesLeft = limits.maxTotalSchemaNodes;
 
+  const notTaken = new Map<string, string[]>();
   const pathItems: Obj = paths ?? {};
   for (const path of Object.keys(pathItems)) {
     const pathItem = c.deref(pathItems[path], `path ${JSON.stringify(path)}`);
@@ -109,7 +126,14 @@ export function convertDescription(
     }
     pathItemsSeen++;
     for (const key of Object.keys(pathItem)) {
-      if (!Object.hasOwn(METHODS, key)) continue;
+      if (!Object.hasOwn(METHODS, key)) {
+        if (Object.hasOwn(NOT_TAKEN, key)) {
+          const where = notTaken.get(key);
+          if (where === undefined) notTaken.set(key, [path]);
+          else where.push(path);
+        }
+        continue;
+      }
       methodsSeen++;
       const method = METHODS[key] as HttpMethod;
       const op = pathItem[key];
@@ -151,7 +175,7 @@ export function convertDescription(
       }
       // Every operation keeps at least its top-level fields, whatever the budget left.
       const budget = Math.min(limits.maxSchemaNodes, Math.max(schemaNodesLeft, limits.maxProperties + 1));
-      const { inputSchema, fields, size } = assemble(c, label, built.fields, budget);
+      const { inputSchema, fields, size, checkSchema } = assemble(c, label, built.fields, budget, checker);
       schemaNodesLeft -= size;
       const binding: OpenApiBinding = {
         method,
@@ -173,11 +197,13 @@ export function convertDescription(
         annotations: null,
         binding,
       };
+      if (checkSchema !== undefined) converted.checkSchema = checkSchema;
       const placeholder = override === null ? placeholderBase(root, opBase, ownBase === null) : null;
       if (placeholder !== null) converted.basePlaceholder = placeholder;
       operations.push(converted);
     }
   }
+  for (const [method, where] of notTaken) c.diag(notTakenLine(method, where));
   if (missingBase !== null) {
     throw new AppError(
       'BASE_URL_MISSING',
@@ -199,6 +225,29 @@ export function convertDescription(
             isObj(vendorPaths) ? Object.keys(vendorPaths).length : 0,
           ),
   };
+}
+
+/**
+ * Methods a path item may hold that the contract does not take as operations ("one operation per
+ * get, put, post, patch and delete"), with why: each is reported, never dropped silently.
+ */
+const NOT_TAKEN: Record<string, string> = {
+  head: 'HEAD asks for what GET answers, without the body',
+  options: 'OPTIONS asks which methods and headers the server allows',
+  trace: 'TRACE echoes the request back',
+};
+
+/** Paths named in a "not taken" diagnostic; the rest are counted. */
+const NOT_TAKEN_PATHS_LISTED = 3;
+
+function notTakenLine(method: string, paths: readonly string[]): string {
+  const listed = paths.slice(0, NOT_TAKEN_PATHS_LISTED).map((p) => JSON.stringify(p));
+  const more = paths.length - listed.length;
+  const n = paths.length;
+  return (
+    `${n} ${method} operation${n === 1 ? ' was' : 's were'} not taken (${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}): ` +
+    `operations are made from get, put, post, patch and delete only, and ${NOT_TAKEN[method] ?? method}`
+  );
 }
 
 /** One line saying why a description gave no operation. */

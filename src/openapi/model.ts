@@ -4,6 +4,7 @@
  */
 import { MAX_OPERATIONS_PER_CONNECTION } from '../limits.js';
 import type { HttpMethod, JsonObject, OpenApiBinding, Risk } from '../operations/types.js';
+import type { UrlPolicy } from '../http/url-policy.js';
 
 /** At most this many operations per description; the rest are skipped as `LIMIT`. */
 export const DEFAULT_MAX_OPERATIONS = MAX_OPERATIONS_PER_CONNECTION;
@@ -81,6 +82,12 @@ export interface ConvertedOperation {
   description: string;
   /** JSON Schema, `type: object`, `additionalProperties: false`. */
   inputSchema: JsonObject;
+  /**
+   * What the argument check takes instead of `inputSchema` (DESIGN.md rule 17): the same fields,
+   * with every option of each union (as `anyOf`) and `null` in nullable enums, without
+   * descriptions. Absent when it would accept exactly what `inputSchema` does.
+   */
+  checkSchema?: JsonObject;
   risk: Risk;
   /** OpenAPI has no tool annotations; the risk comes from the method. */
   annotations: JsonObject | null;
@@ -106,6 +113,11 @@ export interface ConversionResult {
 }
 
 export interface ConvertOptions {
+  /**
+   * The outbound policy (plain data, so it crosses to the worker): a base address is reported as
+   * not callable only when this policy would refuse its calls. Default: https to public hosts only.
+   */
+  urlPolicy?: UrlPolicy;
   maxOperations?: number;
   maxProperties?: number;
   maxDepth?: number;

@@ -29,8 +29,8 @@ interface Field {
   required: boolean;
   style?: FieldBinding['style'];
   explode?: boolean;
-  /** Produces the schema; called only for fields that are kept. */
-  convert: () => Converted;
+  /** Produces the schema with a converter (the declared one, or the check's); only for kept fields. */
+  convert: (c: Converter) => Converted;
 }
 
 type BodyChoice =
@@ -209,7 +209,7 @@ export class OperationBuilder {
             in: 'body',
             required: own(param, 'required') === true,
             ...collectionStyle(param, (m) => this.c.diag(`${ctx.label}: ${m}`)),
-            convert: () => this.c.convert(param, 2),
+            convert: (c) => c.convert(param, 2),
           });
         }
         return { fields, bodyEncoding: 'form', wholeBody: false };
@@ -273,10 +273,11 @@ export class OperationBuilder {
       in: place,
       required,
       ...style,
-      convert: () => {
-        const converted = this.c.convert(raw, 2);
-        if (description === undefined || converted.schema.description !== undefined) return converted;
-        const line = toOneLine(description, this.c.limits.maxDescriptionLength);
+      convert: (c) => {
+        const converted = c.convert(raw, 2);
+        if (c.check || description === undefined || converted.schema.description !== undefined)
+          return converted;
+        const line = toOneLine(description, c.limits.maxDescriptionLength);
         if (line.length === 0) return converted;
         // Converted schemas are shared between operations: copy before adding to one.
         return { ...converted, schema: { ...converted.schema, description: line } };
@@ -323,7 +324,7 @@ export class OperationBuilder {
         wire: 'body',
         in: 'body',
         required: bodyRequired,
-        convert: () => this.c.convert(rawSchema, 2),
+        convert: (c) => c.convert(rawSchema, 2),
       });
       return { fields, bodyEncoding: kind, ...extra, wholeBody: true };
     }
@@ -337,7 +338,7 @@ export class OperationBuilder {
         in: 'body',
         required: property.required,
         ...(isObj(enc) ? styleOf(own(enc, 'style'), own(enc, 'explode')) : {}),
-        convert: () => this.c.convertAll(property.schemas, 2),
+        convert: (c) => c.convertAll(property.schemas, 2),
       });
     }
     return { fields, bodyEncoding: kind, ...extra, wholeBody: false };
@@ -350,7 +351,8 @@ export function assemble(
   label: string,
   candidates: Field[],
   budget: number,
-): { inputSchema: JsonObject; fields: FieldBinding[]; size: number } {
+  checker?: CheckBudget,
+): { inputSchema: JsonObject; fields: FieldBinding[]; size: number; checkSchema?: JsonObject } {
   // Required first, then document order; at most maxProperties.
   const ordered = candidates.filter((f) => f.required).concat(candidates.filter((f) => !f.required));
   if (ordered.length > c.limits.maxProperties) {
@@ -374,7 +376,7 @@ export function assemble(
   let size = 1;
   for (const field of kept) {
     const name = nameOf.get(field) as string;
-    const converted = field.convert();
+    const converted = field.convert(c);
     properties[name] = converted.schema;
     if (field.required) required.push(name);
     const binding: FieldBinding = { name, in: field.in, wireName: field.wire };
@@ -397,5 +399,71 @@ export function assemble(
   }
   if (required.length > 0) inputSchema.required = required;
   inputSchema.additionalProperties = false;
-  return { inputSchema, fields: bindings, size };
+  const result = { inputSchema, fields: bindings, size };
+  if (checker === undefined) return result;
+  const checkSchema = checkSchemaOf(c, checker, kept, nameOf, slots, inputSchema);
+  return checkSchema === null ? result : { ...result, checkSchema };
+}
+
+/** A check schema past this many characters is not kept: calls are checked against the declared one. */
+export const MAX_CHECK_SCHEMA_CHARS = 128 * 1024; // 128 K characters
+/**
+ * The check schemas of one description together stay under this many characters (Stripe's come to
+ * about 0.5 M); past it, later operations are checked against their declared schema.
+ */
+export const MAX_TOTAL_CHECK_SCHEMA_CHARS = 2 * 1024 * 1024; // 2 M characters
+
+/** The check's converter and what is left of the description's check-schema budget. */
+export interface CheckBudget {
+  converter: Converter;
+  charsLeft: number;
+}
+
+/**
+ * The argument check's input schema (DESIGN.md rule 17): the declared fields under their declared
+ * names; a field whose declared schema was narrowed (a union to its first option, a nullable enum
+ * without `null`) is converted again by the check's converter, every other keeps its declared
+ * schema, and so does a field the node budget cut to free-form. `null` when no field was narrowed,
+ * or when the result is too large to keep.
+ */
+function checkSchemaOf(
+  c: Converter,
+  budget: CheckBudget,
+  kept: readonly Field[],
+  nameOf: ReadonlyMap<Field, string>,
+  slots: readonly Slot[],
+  declared: JsonObject,
+): JsonObject | null {
+  const declaredProperties = declared.properties as Record<string, JsonValue>;
+  const properties = dict<JsonValue>();
+  const slotOf = new Map(slots.map((s) => [s.key, s]));
+  let narrowed = false;
+  for (const field of kept) {
+    const name = nameOf.get(field) as string;
+    const slot = slotOf.get(name);
+    const widen = slot?.converted.narrowed === true && declaredProperties[name] === slot.converted.schema;
+    properties[name] = widen
+      ? field.convert(budget.converter).schema
+      : (declaredProperties[name] as JsonValue);
+    narrowed ||= widen;
+  }
+  if (!narrowed) return null;
+  const schema: JsonObject = { type: 'object', properties };
+  if (declared.required !== undefined) schema.required = declared.required;
+  schema.additionalProperties = false;
+  const chars = JSON.stringify(schema).length;
+  if (chars > MAX_CHECK_SCHEMA_CHARS) {
+    c.diag(
+      `a check schema over ${MAX_CHECK_SCHEMA_CHARS} characters was left out; those calls are checked against the declared schema`,
+    );
+    return null;
+  }
+  if (chars > budget.charsLeft) {
+    c.diag(
+      `the check schemas together were larger than ${MAX_TOTAL_CHECK_SCHEMA_CHARS} characters; later operations are checked against their declared schema`,
+    );
+    return null;
+  }
+  budget.charsLeft -= chars;
+  return schema;
 }

@@ -45,6 +45,14 @@ interface View {
   /** `additionalProperties: false`: an object with no listed properties is then the empty object. */
   closed: boolean;
   readOnly: boolean;
+  /**
+   * `null` is a value too: a `null` branch of `oneOf`/`anyOf` (OpenAPI 3.1, pydantic's `Optional`),
+   * or 3.0's `nullable: true` on a node without its own `type` (beside `allOf`/`$ref`). Applied
+   * after the members' types are merged, so it survives their intersection.
+   */
+  nullable: boolean;
+  /** A union with several options was narrowed to its first: the check accepts more than this. */
+  narrowed: boolean;
   /** Where keywords come from; the first that has one wins: the node, its reference, its members. */
   sources: Obj[];
 }
@@ -58,9 +66,55 @@ function emptyView(): View {
     additional: null,
     closed: false,
     readOnly: false,
+    nullable: false,
+    narrowed: false,
     sources: [],
   };
 }
+
+/** A copy of a view that can be merged into without changing the original (which may be memoised). */
+function cloneView(v: View): View {
+  return {
+    types: v.types === null ? null : [...v.types],
+    properties: v.properties === null ? null : new Map([...v.properties].map(([k, s]) => [k, [...s]])),
+    required: v.required === null ? null : new Set(v.required),
+    items: v.items === null ? null : [...v.items],
+    additional: v.additional === null ? null : [...v.additional],
+    closed: v.closed,
+    readOnly: v.readOnly,
+    nullable: v.nullable,
+    narrowed: v.narrowed,
+    sources: [...v.sources],
+  };
+}
+
+/**
+ * A union option that only admits `null` (`{type: 'null'}`, `{type: ['null']}`, `{enum: [null]}`,
+ * `{const: null}`): it makes the union nullable rather than being an option of its own.
+ */
+function isNullOption(option: unknown): boolean {
+  if (!isObj(option) || Object.hasOwn(option, '$ref')) return false;
+  const type = own(option, 'type');
+  if (type === 'null') return true;
+  if (Array.isArray(type)) return type.length === 1 && type[0] === 'null';
+  const values = own(option, 'enum');
+  if (Array.isArray(values)) return values.length === 1 && values[0] === null && type === undefined;
+  return type === undefined && Object.hasOwn(option, 'const') && own(option, 'const') === null;
+}
+
+/**
+ * The options of a `oneOf`/`anyOf` without its `null` branches, and whether it had one. A union of
+ * `null` alone is kept as it is.
+ */
+function unionOptions(value: unknown): { options: unknown[]; nullable: boolean } | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  const options = value.filter((o) => !isNullOption(o));
+  if (options.length === 0) return { options: [value[0]], nullable: false };
+  return { options, nullable: options.length < value.length };
+}
+
+/** Views of one schema per option of its unions, past which a check leaves the schema free. */
+export const MAX_CHECK_VARIANTS = 16;
 
 /** The converted form of one schema, with what its parent needs to know about it. */
 export interface Converted {
@@ -71,6 +125,11 @@ export interface Converted {
   names: NestedNames | undefined;
   /** Whether it lists children, so it can be cut to a free-form object or array. */
   container: boolean;
+  /**
+   * Declared schemas: whether the argument check accepts more than this (a union narrowed to its
+   * first option, a nullable enum without `null`, here or below). Absent means no.
+   */
+  narrowed?: boolean;
 }
 
 /** A child slot of an emitted object, kept so that the node budget can cut it afterwards. */
@@ -106,9 +165,17 @@ export class Converter {
   /** Counts cut cycles and depth limits; a view whose expansion moved it is not memoised. */
   private cuts = 0;
 
+  private readonly variantMemo = new Map<object, View[]>();
+
+  /**
+   * @param check the argument check's converter (DESIGN.md rule 17): every option of a union is
+   *   kept (as `anyOf`, each under the same budgets), `null` joins a nullable enum, and no
+   *   description is copied (a check needs none). Otherwise the declared one: the first option.
+   */
   constructor(
     readonly root: Obj,
     readonly limits: Limits,
+    readonly check = false,
   ) {}
 
   diag(message: string): void {
@@ -219,10 +286,13 @@ export class Converter {
       return emptyView();
     }
     const cutsBefore = this.cuts;
-    const { view, members } = this.ownView(raw);
-    if (members !== null) {
+    const { view, members, unions } = this.ownView(raw);
+    // The declared schema takes the first option of each union.
+    view.narrowed ||= unions.length > 0;
+    const all = unions.length === 0 ? members : [...(members ?? []), ...unions.map((o) => o[0])];
+    if (all !== null && all.length > 0) {
       active.add(raw);
-      for (const member of members) {
+      for (const member of all) {
         if (isObj(member)) mergeInto(view, this.expand(member, active, hops + 1));
       }
       active.delete(raw);
@@ -232,11 +302,46 @@ export class Converter {
   }
 
   /**
+   * The check's flattening: one view per combination of union options (`$ref`, `allOf` and the
+   * options of `oneOf`/`anyOf` merged as `expand` merges the first). Past `MAX_CHECK_VARIANTS`
+   * combinations the schema is left free (`{}`): a check may accept too much, never refuse what the
+   * description accepts. Bounded like `expand`; results that cut nothing are memoised.
+   */
+  variants(raw: unknown, active: Set<object> = new Set(), hops = 0): View[] {
+    if (!isObj(raw)) return [emptyView()];
+    const memo = this.variantMemo.get(raw);
+    if (memo !== undefined) return memo;
+    if (active.has(raw) || hops >= this.limits.maxCompositionDepth) {
+      this.cuts++;
+      return [emptyView()];
+    }
+    const cutsBefore = this.cuts;
+    const { view, members, unions } = this.ownView(raw);
+    let out: View[] = [view];
+    active.add(raw);
+    for (const member of members ?? []) {
+      if (isObj(member)) out = product(out, this.variants(member, active, hops + 1));
+    }
+    for (const options of unions) {
+      const alternatives: View[] = [];
+      for (const option of options) {
+        if (!isObj(option)) continue;
+        alternatives.push(...this.variants(option, active, hops + 1));
+        if (alternatives.length > MAX_CHECK_VARIANTS) break;
+      }
+      out = product(out, alternatives);
+    }
+    active.delete(raw);
+    if (this.cuts === cutsBefore) this.variantMemo.set(raw, out);
+    return out;
+  }
+
+  /**
    * The keywords written on this node itself, in one pass over its own keys (this runs once per
    * schema node of the document), and the schemas it merges in: its `$ref` target, its `allOf`
    * members and the first `oneOf`/`anyOf` options, in that order.
    */
-  private ownView(raw: Obj): { view: View; members: unknown[] | null } {
+  private ownView(raw: Obj): { view: View; members: unknown[] | null; unions: unknown[][] } {
     const view = emptyView();
     view.sources.push(raw);
     let type: unknown;
@@ -293,15 +398,21 @@ export class Converter {
       }
     }
     if (type !== undefined) view.types = this.types(type, nullable);
+    else view.nullable = nullable;
     let members: unknown[] | null = null;
     if (typeof ref === 'string') {
       const target = this.resolve(ref);
       if (target !== MISSING) members = [target];
     }
     if (Array.isArray(allOf)) (members ??= []).push(...allOf);
-    if (Array.isArray(oneOf) && oneOf.length > 0) (members ??= []).push(oneOf[0]);
-    if (Array.isArray(anyOf) && anyOf.length > 0) (members ??= []).push(anyOf[0]);
-    return { view, members };
+    const unions: unknown[][] = [];
+    for (const union of [unionOptions(oneOf), unionOptions(anyOf)]) {
+      if (union === null) continue;
+      view.nullable ||= union.nullable;
+      if (union.options.length === 1) (members ??= []).push(union.options[0]);
+      else unions.push(union.options);
+    }
+    return { view, members, unions };
   }
 
   private types(type: unknown, nullable: boolean): string[] | null {
@@ -335,7 +446,9 @@ export class Converter {
     let byLevel = this.converted.get(key);
     const memo = byLevel?.[level];
     if (memo !== undefined) return memo;
-    const result = this.emit(this.view(raw), level);
+    const result = this.check
+      ? this.emitVariants(this.variants(raw), level)
+      : this.emit(this.view(raw), level);
     if (byLevel === undefined) {
       byLevel = [];
       this.converted.set(key, byLevel);
@@ -347,9 +460,24 @@ export class Converter {
   /** Converts the schemas that `allOf` merged under one property name. */
   convertAll(raws: readonly unknown[], level: number): Converted {
     if (raws.length === 1) return this.convert(raws[0], level);
+    if (this.check) {
+      let views = [emptyView()];
+      for (const raw of raws) views = product(views, this.variants(raw));
+      return this.emitVariants(views, level);
+    }
     const view = emptyView();
     for (const raw of raws) mergeInto(view, this.view(raw));
     return this.emit(view, level);
+  }
+
+  /** The check's form of a schema with several variants: `anyOf` of each, emitted on its own. */
+  private emitVariants(views: readonly View[], level: number): Converted {
+    if (views.length === 1) return this.emit(views[0] as View, level);
+    if (views.length > MAX_CHECK_VARIANTS) return leaf({});
+    const options = views.map((v) => this.emit(v, level));
+    let size = 1;
+    for (const o of options) size += o.size;
+    return { schema: { anyOf: options.map((o) => o.schema) }, size, names: undefined, container: true };
   }
 
   emit(view: View, level: number): Converted {
@@ -363,12 +491,18 @@ export class Converter {
       if (listsProperties || additional !== null) types = ['object'];
       else if (items !== null) types = ['array'];
     }
+    if (view.nullable && types !== null && !types.includes('null')) types = [...types, 'null'];
     if (types !== null) schema.type = types.length === 1 ? (types[0] as string) : [...types];
     this.copyKeywords(view.sources, schema);
+    // A nullable enum takes `null` (DESIGN.md rule 17); the declared one keeps the description's list.
+    const takesNull = view.nullable || types?.includes('null') === true;
+    const nullableEnum = takesNull && Array.isArray(schema.enum) && !schema.enum.includes(null);
+    if (this.check && nullableEnum) schema.enum = [...(schema.enum as JsonValue[]), null];
+    let narrowed = !this.check && (view.narrowed || nullableEnum);
     const isObject = types === null || types.includes('object');
     const isArray = types === null || types.includes('array');
     const hasChildren = (isObject && (listsProperties || additional !== null)) || (isArray && items !== null);
-    if (!hasChildren) return leaf(schema);
+    if (!hasChildren) return narrowed ? { ...leaf(schema), narrowed } : leaf(schema);
     if (level > this.limits.maxDepth) return leaf(cutSchema(schema));
 
     let size = 1;
@@ -394,6 +528,7 @@ export class Converter {
           names.properties[name] = entry;
         }
         slots.push({ converted: child, key: name, property: true });
+        narrowed ||= child.narrowed === true;
       }
       schema.properties = out;
       if (required.length > 0) schema.required = required;
@@ -404,6 +539,7 @@ export class Converter {
       size += child.size;
       if (child.names !== undefined) names = { additionalProperties: child.names };
       slots.push({ converted: child, key: 'additionalProperties', property: false });
+      narrowed ||= child.narrowed === true;
     }
     if (isArray && items !== null) {
       const child = this.convertAll(items, level + 1);
@@ -411,12 +547,15 @@ export class Converter {
       size += child.size;
       if (child.names !== undefined) names = { ...names, items: child.names };
       slots.push({ converted: child, key: 'items', property: false });
+      narrowed ||= child.narrowed === true;
     }
     if (size > this.limits.maxSchemaNodes) {
       size = this.fitSize(size, slots, schema, names);
       if (names !== undefined && Object.keys(names).length === 0) names = undefined;
     }
-    return { schema, size, names, container: true };
+    return narrowed
+      ? { schema, size, names, container: true, narrowed }
+      : { schema, size, names, container: true };
   }
 
   /**
@@ -490,7 +629,7 @@ export class Converter {
 
   private copyKeywords(sources: readonly Obj[], schema: JsonObject): void {
     const kw = gatherKeywords(sources);
-    if (typeof kw.description === 'string') {
+    if (typeof kw.description === 'string' && !this.check) {
       const line = this.line(kw.description);
       if (line.length > 0) schema.description = line;
     }
@@ -637,7 +776,31 @@ function mergeInto(into: View, from: View): void {
   }
   into.closed ||= from.closed;
   into.readOnly ||= from.readOnly;
+  into.nullable ||= from.nullable;
+  into.narrowed ||= from.narrowed;
   for (const source of from.sources) into.sources.push(source);
+}
+
+/**
+ * Every view of `a` merged with every view of `b` (`a`'s views are fresh and may be changed; `b`'s
+ * may be memoised and are not). Past `MAX_CHECK_VARIANTS` combinations: one free view.
+ */
+function product(a: View[], b: readonly View[]): View[] {
+  if (b.length === 0) return a;
+  if (a.length * b.length > MAX_CHECK_VARIANTS) return [emptyView()];
+  if (b.length === 1) {
+    for (const v of a) mergeInto(v, b[0] as View);
+    return a;
+  }
+  const out: View[] = [];
+  for (const v of a) {
+    for (const w of b) {
+      const merged = cloneView(v);
+      mergeInto(merged, w);
+      out.push(merged);
+    }
+  }
+  return out;
 }
 
 function finite(value: unknown): number | undefined {

@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import { type DescriptionVersion } from './model.js';
 import { type Obj, isObj, own, ownString } from './document.js';
 import { type Converter } from './schema.js';
+import { type CompiledUrlPolicy, judgeUrl } from '../http/url-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Base address
@@ -49,17 +50,25 @@ function httpUrl(text: string, against: string | null): URL | null {
 }
 
 /**
- * Why the description's own base address cannot be called, or `null`: plain `http` (calls need
- * `https`), or a placeholder host such as Azure's `x-ms-parameterized-host` with `host: azure.local`.
+ * Why the description's own base address cannot be called, or `null`: a placeholder host such as
+ * Azure's `x-ms-parameterized-host` with `host: azure.local`, or an address that the outbound rule
+ * (`http/url-policy.ts#judgeUrl`, the one that decides every call) refuses under `policy`, such as
+ * plain `http` to a host that is not allow-listed.
  */
-export function uncallableBase(root: Obj, base: string | null): string | null {
+export function uncallableBase(root: Obj, base: string | null, policy: CompiledUrlPolicy): string | null {
   if (base === null) return null;
   const placeholder = placeholderBase(root, base, true);
   if (placeholder !== null) return placeholder;
-  if (/^https?:\/\/localhost(?:[:/]|$)/i.test(base)) return `${JSON.stringify(base)} is a placeholder host`;
-  if (base.startsWith('http://'))
-    return `the description offers only ${JSON.stringify(base)}, which is not https`;
-  return null;
+  const verdict = judgeUrl(base, policy);
+  if (verdict.ok) return null;
+  switch (verdict.reason) {
+    case 'HTTP':
+      return `the description offers only ${JSON.stringify(base)}, which is not https (plain http is allowed only for hosts in OUTBOUND_ALLOW_HOSTS)`;
+    case 'ADDRESS':
+      return `${JSON.stringify(base)} is a ${verdict.range ?? 'non-public'} address, which calls refuse unless the host is in OUTBOUND_ALLOW_HOSTS`;
+    default:
+      return `${JSON.stringify(base)} is not an address calls can use`;
+  }
 }
 
 /**

@@ -58,6 +58,14 @@ export class Operation extends Node {
   @Property({ type: 'json' })
   inputSchema: JsonObject;
 
+  /**
+   * What the argument check takes instead of `inputSchema` (OpenAPI: every option of a union,
+   * DESIGN.md rule 17); `null` when the check is `inputSchema`. Not exposed: it says nothing the
+   * declared schema and the description do not.
+   */
+  @Property({ type: 'json', nullable: true, lazy: true })
+  checkSchema: Opt<JsonObject> | null = null;
+
   @Field(() => GraphQLJSONObject, { nullable: true })
   @Property({ type: 'json', nullable: true })
   annotations: JsonObject | null = null;

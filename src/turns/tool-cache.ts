@@ -51,6 +51,8 @@ export interface CachedOperation {
   name: string;
   description: string | null;
   inputSchema: JsonObject;
+  /** What the argument check takes instead of `inputSchema`, when it differs (DESIGN.md rule 17). */
+  checkSchema: JsonObject | null;
   risk: Risk;
   idempotent: boolean;
   binding: OpenApiBinding | null;
@@ -59,9 +61,14 @@ export interface CachedOperation {
   argumentCheck?: ArgumentCheck;
 }
 
-/** The operation's compiled input schema: compiled on first use, then kept with the cache entry. */
+/**
+ * The operation's compiled argument check: its check schema where it has one (every option of a
+ * union, DESIGN.md rule 17), else its input schema; compiled on first use, kept with the cache entry.
+ */
 export function argumentCheckOf(op: CachedOperation): ArgumentCheck {
   if (op.argumentCheck) return op.argumentCheck;
+  // A check schema (every option of a union) is the operation's own; an input schema is interned.
+  if (op.checkSchema) return (op.argumentCheck = compileArguments(op.checkSchema));
   let check = CHECKS.get(op.inputSchema);
   if (!check) {
     check = compileArguments(op.inputSchema);
@@ -126,6 +133,7 @@ interface Row {
   name: string | null;
   description: string | null;
   input_schema: JsonObject | null;
+  check_schema: JsonObject | null;
   risk: Risk | null;
   idempotent: boolean | null;
   binding: OpenApiBinding | null;
@@ -136,7 +144,7 @@ const LOAD_SQL = `
 select a.workspace_id,
        c.id as c_id, c.slug, c.kind, c.status, c.endpoint_url, c.base_url, c.timeout_ms,
        c.credential_kind, c.credential_header_name, c.credential_secret, c.credential_origins, c.protocol_version,
-       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.risk, o.idempotent, o.binding,
+       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.check_schema, o.risk, o.idempotent, o.binding,
        md5(o.input_schema::text) as schema_md5
   from assistant a
   left join assistant_connection ac on ac.assistant_id = a.id
@@ -227,6 +235,7 @@ export class ToolCache {
         name: row.name!,
         description: row.description,
         inputSchema,
+        checkSchema: row.check_schema,
         risk: row.risk!,
         idempotent: row.idempotent!,
         binding: row.binding,

@@ -143,6 +143,103 @@ describe('OpenAPI discovery served over HTTP', () => {
   });
 });
 
+describe('the check schema beside the declared one (issue 25, item 7)', () => {
+  it('should store, refresh and clear check_schema with the description, leaving input_schema as declared', async () => {
+    const withQuery = (schema: Record<string, unknown>) =>
+      description({
+        '/pets': {
+          get: { ...listPets, parameters: [{ name: 'created', in: 'query', schema }] },
+        },
+      });
+    doc = withQuery({ type: 'integer' });
+    const created = await t.ok(
+      CreateConnectionDocument,
+      {
+        input: {
+          workspaceId,
+          kind: 'OPENAPI',
+          name: 'Checked pets',
+          descriptionUrl: `${base}/openapi.json`,
+          endpointUrl: null,
+        },
+      },
+      admin,
+    );
+    const id = rawId(created.createConnection.connection!.id);
+    const stored = async () =>
+      (
+        await t.app.services.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ input_schema: unknown; check_schema: unknown }[]>(
+            `select input_schema, check_schema from operation where connection_id = ?`,
+            [id],
+          )
+      )[0]!;
+    expect((await stored()).check_schema).toBeNull();
+    doc = withQuery({ anyOf: [{ type: 'integer' }, { type: 'string', enum: ['today'] }] });
+    const widened = await t.ok(
+      DiscoverDocument,
+      { input: { connectionId: created.createConnection.connection!.id } },
+      admin,
+    );
+    expect(widened.discover.run).toMatchObject({ outcome: 'SUCCEEDED', updated: 1, flagged: 0 });
+    const after = await stored();
+    expect(after.input_schema).toMatchObject({ properties: { created: { type: 'integer' } } });
+    expect(after.check_schema).toMatchObject({
+      properties: { created: { anyOf: [{ type: 'integer' }, { type: 'string', enum: ['today'] }] } },
+    });
+    doc = withQuery({ type: 'integer' });
+    await t.ok(DiscoverDocument, { input: { connectionId: created.createConnection.connection!.id } }, admin);
+    expect((await stored()).check_schema).toBeNull();
+  });
+});
+
+describe('an OpenAPI app on an allow-listed http:// host (issue 25, item 6)', () => {
+  it('should report no uncallable base address and keep its operations on, as its calls go through', async () => {
+    const port = (server.address() as AddressInfo).port;
+    // No loopback allowance: the host is reachable over http only through its allow-list entry.
+    const strict = await startTestApp({
+      env: { OUTBOUND_ALLOW_LOOPBACK: 'false', OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${port}` },
+    });
+    try {
+      const token = await strict.token(Role.ADMIN);
+      const ws = await strict.ok(CreateWorkspaceDocument, { input: { name: 'Allow-listed' } }, token);
+      doc = {
+        openapi: '3.0.3',
+        info: { title: 'Inside', version: '1' },
+        servers: [{ url: `${base}/api` }],
+        paths: { '/pets': { get: listPets } },
+      };
+      const created = await strict.ok(
+        CreateConnectionDocument,
+        {
+          input: {
+            workspaceId: ws.createWorkspace.workspace!.id,
+            kind: 'OPENAPI',
+            name: 'Inside',
+            descriptionUrl: `${base}/openapi.json`,
+          },
+        },
+        token,
+      );
+      const run = created.createConnection.discoveryRun!;
+      expect(run).toMatchObject({ outcome: 'SUCCEEDED', added: 1 });
+      expect(run.diagnostics.join('\n')).not.toContain('no callable base address');
+      const listed = await strict.ok(
+        ConnectionOperationsDocument,
+        { id: created.createConnection.connection!.id },
+        token,
+      );
+      expect(listed.connection!.operations.nodes).toMatchObject([
+        { name: 'listPets', enabled: true, needsReview: false },
+      ]);
+    } finally {
+      await strict.stop();
+    }
+  });
+});
+
 describe('concurrent discoveries of one connection', () => {
   it('should serialize 10 concurrent discover calls into one set of operations with unique keys', async () => {
     const peer = await startSdkServer({

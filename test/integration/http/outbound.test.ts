@@ -128,6 +128,14 @@ describe('OutboundClient over loopback', () => {
     expect(p.seen[0]?.headers.host).toBe(`tools.internal:${p.port}`);
   });
 
+  it('should let an allow-listed host through whatever its spelling, as the save-time check does (issue 25)', async () => {
+    const p = await peer((_req, res) => res.end('inside'));
+    const c = client({ allowHosts: [`Tools.Internal.:${p.port}`], lookup: toLoopback });
+    expect(await c.fetchText(`http://TOOLS.internal.:${p.port}/x`, 1024)).toBe('inside');
+    expect(await c.fetchText(`http://tools.internal:${p.port}/y`, 1024)).toBe('inside');
+    expect(p.seen).toHaveLength(2);
+  });
+
   it('should cut a 50 MB chunked body at the cap while streaming', async () => {
     let written = 0;
     const p = await peer((_req, res) => {

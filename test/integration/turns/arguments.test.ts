@@ -24,6 +24,7 @@ let peer: SdkServerHandle;
 let w: World;
 let api: Server;
 const apiSeen: string[] = [];
+const apiBodies: string[] = [];
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -66,13 +67,56 @@ beforeAll(async () => {
                 responses: { '200': { description: 'ok' } },
               },
             },
+            // Issue 25, item 7: unions and nullable fields as Stripe and FastAPI write them.
+            '/pets': {
+              get: {
+                operationId: 'listPets',
+                parameters: [
+                  {
+                    name: 'created',
+                    in: 'query',
+                    style: 'deepObject',
+                    explode: true,
+                    schema: {
+                      anyOf: [
+                        { type: 'object', properties: { gte: { type: 'integer' } } },
+                        { type: 'integer' },
+                      ],
+                    },
+                  },
+                ],
+                responses: { '200': { description: 'ok' } },
+              },
+              post: {
+                operationId: 'addPet',
+                requestBody: {
+                  content: {
+                    'application/json': {
+                      schema: {
+                        type: 'object',
+                        properties: {
+                          note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+                          mood: { type: 'string', nullable: true, enum: ['calm', 'playful'] },
+                        },
+                      },
+                    },
+                  },
+                },
+                responses: { '200': { description: 'ok' } },
+              },
+            },
           },
         }),
       );
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ url: req.url }));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      apiBodies.push(Buffer.concat(chunks).toString());
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ url: req.url }));
+    });
   });
   await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
   const conn = await t.ok(
@@ -163,6 +207,25 @@ describe('arguments checked before any request', () => {
     const ok = await call(t, w, turn.turnId, 'pets__getPet', { petId: 42 });
     expect(ok).toMatchObject({ ok: true, status: 'SUCCEEDED' });
     expect(apiSeen.at(-1)).toBe('GET /api/pets/42');
+  });
+
+  it('should take any option of a union and null where the description allows it (issue 25, item 7)', async () => {
+    const turn = await begin(t, w, 'openapi-unions');
+    const byInteger = await call(t, w, turn.turnId, 'pets__listPets', { created: 1700000000 });
+    expect(byInteger).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+    expect(apiSeen.at(-1)).toBe('GET /api/pets?created=1700000000');
+    const byRange = await call(t, w, turn.turnId, 'pets__listPets', { created: { gte: 1 } });
+    expect(byRange).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+    expect(apiSeen.at(-1)).toBe('GET /api/pets?created[gte]=1');
+    const neither = await call(t, w, turn.turnId, 'pets__listPets', { created: 'last week' });
+    expect(neither).toMatchObject({ ok: false, status: 'REJECTED', attempts: 0 });
+    expect(neither.message).toContain('"created" must match one of the shapes the schema allows');
+    const nulls = await call(t, w, turn.turnId, 'pets__addPet', { note: null, mood: null });
+    expect(nulls).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+    expect(apiSeen.at(-1)).toBe('POST /api/pets');
+    expect(JSON.parse(apiBodies.at(-1)!)).toEqual({ note: null, mood: null });
+    const outside = await call(t, w, turn.turnId, 'pets__addPet', { mood: 'grumpy' });
+    expect(outside).toMatchObject({ ok: false, status: 'REJECTED' });
   });
 });
 

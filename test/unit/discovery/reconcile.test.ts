@@ -304,6 +304,31 @@ describe('reconcile: the fields an update writes', () => {
     expect(result.update[0]?.changedFields.sort()).toEqual(['description', 'inputSchema']);
   });
 
+  it('should write a new or dropped check schema without a review (issue 25, item 7)', () => {
+    const check = {
+      type: 'object',
+      properties: { id: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+    };
+    const gained = plan(
+      [kept('listPets', { inputSchema: schema('id') })],
+      [found('listPets', { checkSchema: check })],
+    );
+    expect(gained.update[0]).toMatchObject({ changedFields: ['checkSchema'], changed: true, disable: false });
+    expect(gained.update[0]?.after.checkSchema).toEqual(check);
+    const dropped = plan([kept('listPets', { checkSchema: check })], [found('listPets')]);
+    expect(dropped.update[0]).toMatchObject({
+      changedFields: ['checkSchema'],
+      changed: true,
+      disable: false,
+    });
+    expect(dropped.update[0]?.after.checkSchema).toBeNull();
+    const same = plan(
+      [kept('listPets', { checkSchema: check })],
+      [found('listPets', { checkSchema: check })],
+    );
+    expect(same.update[0]).toMatchObject({ changedFields: [], changed: false });
+  });
+
   it('should name no field when only key order differs', () => {
     const result = plan(
       [kept('listPets', { inputSchema: { properties: { id: { type: 'string' } }, type: 'object' } })],

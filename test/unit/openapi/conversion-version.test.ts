@@ -14,6 +14,7 @@ import { CONVERSION_VERSION, runConvertJob } from '../../../src/openapi/convert-
 
 const RECORDED: Record<number, string> = {
   1: '26b29e278df8b5bb644e5ea5b592825b85a86a3c0a5fa7d2fc6fe170006d9e92',
+  2: '6fb3a9648003988e2230b90d1beb6c9b8bc8f3b80a60cd8b3e65dae9dfe59d63',
 };
 
 const fixtures = resolve(import.meta.dirname, '../../fixtures/openapi');

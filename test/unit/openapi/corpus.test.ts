@@ -254,6 +254,21 @@ describe(`the OpenAPI corpus (${corpus.label})`, () => {
     },
   );
 
+  it.runIf(corpus.full)(
+    "should say in the diagnostics that Kubernetes' 12 head and 12 options operations were not taken, and why (issue 25, item 7)",
+    () => {
+      const { diagnostics } = converted('kubernetes-swagger-v1.9.12.json');
+      const lines = diagnostics.filter((d) => / operations? (was|were) not taken /.test(d));
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toBe(
+        '12 options operations were not taken ("/api/v1/namespaces/{namespace}/pods/{name}/proxy", "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}", "/api/v1/namespaces/{namespace}/services/{name}/proxy" and 9 more): operations are made from get, put, post, patch and delete only, and OPTIONS asks which methods and headers the server allows',
+      );
+      expect(lines[1]).toMatch(
+        /^12 head operations were not taken \(.* and 9 more\): .*HEAD asks for what GET answers/,
+      );
+    },
+  );
+
   it.runIf(corpus.full)('should convert Slack Swagger 2 formData parameters to form fields', () => {
     const op = find('slack-web-openapi-v2.json', 'chat_postMessage');
     expect(op.binding).toMatchObject({

@@ -57,9 +57,26 @@ describe('choosing the base address', () => {
   it('should say when the only server is plain http', () => {
     const result = convertDescription(oas({ servers: [{ url: 'http://api.example.com/v1' }] }), null, null);
     expect(result.diagnostics).toContain(
-      'no callable base address: the description offers only "http://api.example.com/v1", which is not https; an operator must set the connection\'s baseUrl to the API\'s https:// address',
+      'no callable base address: the description offers only "http://api.example.com/v1", which is not https (plain http is allowed only for hosts in OUTBOUND_ALLOW_HOSTS); an operator must set the connection\'s baseUrl to the API\'s https:// address',
     );
   });
+
+  it.each<[string, { allowHosts: string[]; allowLoopback: boolean }, boolean]>([
+    ['http://api.example.com/v1', { allowHosts: ['api.example.com'], allowLoopback: false }, false],
+    ['http://api.example.com/v1', { allowHosts: ['api.example.com:80'], allowLoopback: false }, false],
+    ['http://api.example.com:8080/v1', { allowHosts: ['api.example.com:80'], allowLoopback: false }, true],
+    ['http://127.0.0.1:8080', { allowHosts: [], allowLoopback: true }, false],
+    ['http://localhost:8080', { allowHosts: [], allowLoopback: true }, false],
+    ['http://localhost:8080', { allowHosts: [], allowLoopback: false }, true],
+    ['https://10.0.0.7', { allowHosts: [], allowLoopback: false }, true],
+    ['https://10.0.0.7', { allowHosts: ['10.0.0.7'], allowLoopback: false }, false],
+  ])(
+    'should judge %s under %j by the outbound rule: uncallable %s (issue 25, item 6)',
+    (url, urlPolicy, uncallable) => {
+      const result = convertDescription(oas({ servers: [{ url }] }), null, null, { urlPolicy });
+      expect(result.diagnostics.some((d) => d.startsWith('no callable base address'))).toBe(uncallable);
+    },
+  );
 
   it("should say when the host is Azure's placeholder for x-ms-parameterized-host", () => {
     const result = convertDescription(
@@ -105,7 +122,9 @@ describe('choosing the base address', () => {
         { servers: [{ url: 'https://api.example.com' }] },
         {
           '/real': { get: { operationId: 'real', ...ok } },
-          '/fake': { get: { operationId: 'fake', servers: [{ url: 'https://tenant.api.invalid/v1' }], ...ok } },
+          '/fake': {
+            get: { operationId: 'fake', servers: [{ url: 'https://tenant.api.invalid/v1' }], ...ok },
+          },
         },
       ),
       null,
@@ -211,5 +230,29 @@ describe('descriptions without operations', () => {
     expect(
       convertDescription(oas({ servers: [{ url: 'https://api.example.com' }] }), null, null).emptyReason,
     ).toBeNull();
+  });
+});
+
+describe('methods that are not operations (issue 25, item 7)', () => {
+  it('should report head, options and trace operations as not taken, with why, per method', () => {
+    const result = convertDescription(
+      oas(
+        { servers: [{ url: 'https://api.example.com' }] },
+        {
+          '/a': { get: { operationId: 'getA', ...ok }, head: ok, options: ok },
+          '/b': { head: ok, trace: ok },
+          '/c': { head: ok },
+          '/d': { head: ok },
+        },
+      ),
+      null,
+      null,
+    );
+    expect(result.operations.map((o) => o.name)).toEqual(['getA']);
+    expect(result.diagnostics).toEqual([
+      '4 head operations were not taken ("/a", "/b", "/c" and 1 more): operations are made from get, put, post, patch and delete only, and HEAD asks for what GET answers, without the body',
+      '1 options operation was not taken ("/a"): operations are made from get, put, post, patch and delete only, and OPTIONS asks which methods and headers the server allows',
+      '1 trace operation was not taken ("/b"): operations are made from get, put, post, patch and delete only, and TRACE echoes the request back',
+    ]);
   });
 });
