@@ -19,7 +19,6 @@ import { isHoldCode, type ReviewCode } from '../operations/review-codes.js';
 import { isRiskRaise } from '../operations/risk.js';
 import { type JsonObject, type OpenApiBinding, type Risk } from '../operations/types.js';
 
-
 /** A review reason as the reconciler sees it: open reasons in, new reasons out. */
 export interface ReviewReasonDraft {
   code: ReviewCode;
@@ -34,6 +33,8 @@ export interface DiscoveredOperation {
   title: string | null;
   description: string | null;
   inputSchema: JsonObject;
+  /** MCP: the tool's `outputSchema`; absent or `null` when it has none (and for OpenAPI). */
+  outputSchema?: JsonObject | null;
   annotations: JsonObject | null;
   /** The source's risk, from annotations or from the method. */
   risk: Risk;
@@ -67,6 +68,7 @@ export interface OperationFields extends Pick<
   DiscoveredOperation,
   'title' | 'description' | 'inputSchema' | 'annotations' | 'binding' | 'risk' | 'idempotent'
 > {
+  outputSchema: JsonObject | null;
   /** Always the source's risk, even under an admin-set `risk`, so that clearRisk can hand it back. */
   sourceRisk: Risk;
 }
@@ -214,6 +216,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     title: source.title,
     description: source.description,
     inputSchema: source.inputSchema,
+    outputSchema: source.outputSchema ?? null,
     annotations: source.annotations,
     binding: source.binding,
     risk: before.riskSetByAdmin ? before.risk : source.risk,
@@ -221,13 +224,14 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     idempotent: source.idempotent,
   };
 
+  const stored: OperationFields = { ...before, outputSchema: before.outputSchema ?? null };
   const holds = source.holds ?? [];
   // An operation held for want of a callable base was never called: its base moving to the one an
   // admin set (baseUrl) is the release, not a change to review.
   const wasUncallable = before.openReasons.some((r) => r.code === 'BASE_ADDRESS_UNCALLABLE');
   const samePlace = describeEndpoint(before.binding) === describeEndpoint(after.binding);
   const triggered = [
-    ...reviewTriggers(before, after).filter(
+    ...reviewTriggers(stored, after).filter(
       (r) => !(wasUncallable && samePlace && r.code === 'ENDPOINT_CHANGED'),
     ),
     ...holds,
@@ -238,7 +242,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
   const resolved = before.openReasons.filter((open) => isHoldCode(open.code) && !holds.some(same(open)));
   const release = resolved.length > 0 && !disable && resolved.length === before.openReasons.length;
   const changedFields = (Object.keys(after) as (keyof OperationFields)[]).filter(
-    (field) => !jsonEqual(before[field], after[field]),
+    (field) => !jsonEqual(stored[field], after[field]),
   );
 
   return {
