@@ -10,6 +10,7 @@ import { ConnectionResolver } from '../connections/connection.resolver.js';
 import { ConnectionRunsResolver, DiscoveryRunResolver } from '../discovery/discovery.resolver.js';
 import { OAuthResolver } from '../oauth/oauth.resolver.js';
 import { OperationChangeResolver, OperationResolver } from '../operations/operation.resolver.js';
+import { ConnectionHealthResolver, OperationHealthResolver } from '../usage/health.resolver.js';
 import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
 import { AssistantTurnsResolver, TurnResolver, WorkspaceLedgerResolver } from '../turns/turn.resolver.js';
 import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
@@ -45,6 +46,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   WorkspaceUsageResolver,
   AssistantUsageResolver,
   UsageSeriesResolver,
+  ConnectionHealthResolver,
+  OperationHealthResolver,
 ];
 
 let built: GraphQLSchema | null = null;
