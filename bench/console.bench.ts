@@ -128,9 +128,9 @@ async function consoleQuestions(app: BenchApp, admin: string, operations: number
     let after: string | null = null;
     for (;;) {
       app.queries.length = 0;
-      const res = (await app.gql(HEALTH_PAGE, { c, after }, admin)) as {
+      const res = await app.gql<{
         connection: { operations: { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
-      };
+      }>(HEALTH_PAGE, { c, after }, admin);
       pages.push(app.queries.length);
       const info = res.connection.operations.pageInfo;
       if (!info.hasNextPage) return pages;
