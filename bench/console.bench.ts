@@ -120,6 +120,10 @@ async function seedConnection(app: BenchApp, operations: number): Promise<string
   return toGlobalId('Connection', conn.id);
 }
 
+interface OperationsPage {
+  connection: { operations: { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+}
+
 /** The console's questions for one connection: statements per page of operations, and p50 of the whole read. */
 async function consoleQuestions(app: BenchApp, admin: string, operations: number) {
   const c = await seedConnection(app, operations);
@@ -128,9 +132,7 @@ async function consoleQuestions(app: BenchApp, admin: string, operations: number
     let after: string | null = null;
     for (;;) {
       app.queries.length = 0;
-      const res = await app.gql<{
-        connection: { operations: { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
-      }>(HEALTH_PAGE, { c, after }, admin);
+      const res: OperationsPage = await app.gql<OperationsPage>(HEALTH_PAGE, { c, after }, admin);
       pages.push(app.queries.length);
       const info = res.connection.operations.pageInfo;
       if (!info.hasNextPage) return pages;
