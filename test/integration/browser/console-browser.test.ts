@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium } from '../../support/browser.js';
-import { startTestApp, type TestApp } from '../../support/app.js';
+import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
 
@@ -69,7 +69,8 @@ async function reloaded(page: Page, action: () => Promise<void>): Promise<void> 
 describe.skipIf(!hasChromium)('the ops console page in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    t = await startTestApp();
+    // A database of its own: the page shows the whole review queue, which other test files would fill.
+    t = await startTestApp({ databaseUrl: await createEmptyDatabase() });
     peer = await startSdkServer({ stateful: false, json: true, tools: v1 });
     w = await buildWorld(t, peer.url, 'CRM');
     await connectTools(t, w);
