@@ -23,6 +23,7 @@ import { McpClient } from './mcp/client.js';
 import { oauthRoutes } from './oauth/callback.js';
 import { OAuthService } from './oauth/oauth.service.js';
 import { DescriptionPool } from './openapi/pool.js';
+import { consoleRoutes } from './http/console-routes.js';
 import { debuggerRoutes } from './http/debugger-routes.js';
 import { explorer } from './http/explorer-routes.js';
 import { metricsRoutes } from './http/metrics-route.js';
@@ -236,6 +237,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       routes: {
         ...oauthRoutes(services),
         ...debuggerRoutes(),
+        ...consoleRoutes(),
         ...(graphiql?.routes ?? {}),
         ...metricsRoutes(services),
       },

@@ -8,6 +8,7 @@ import { OAuthClient } from '../oauth/oauth-client.entity.js';
 import { OAuthCredential } from '../oauth/oauth-credential.entity.js';
 import { OAuthSignIn } from '../oauth/oauth-sign-in.entity.js';
 import { Operation } from '../operations/operation.entity.js';
+import { OperationChange } from '../operations/operation-change.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
 import { TurnCall } from '../turns/turn-call.entity.js';
@@ -22,6 +23,7 @@ export const ENTITIES = [
   Connection,
   Operation,
   ReviewReason,
+  OperationChange,
   DiscoveryRun,
   AssistantConnection,
   Turn,

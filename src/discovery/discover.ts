@@ -23,7 +23,9 @@ import { holdsFor, isKeyCredential } from '../connections/key-origins.js';
 import { descriptionDeps } from '../connections/source-origins.js';
 import { readDescriptionText } from '../openapi/load.js';
 import { checkUrl } from '../http/url-policy.js';
-import { makeScrubber } from '../connections/scrub.js';
+import { makeScrubber, type Scrubber } from '../connections/scrub.js';
+import { composeDiffs, diffOperation } from '../operations/diff.js';
+import { OperationChangeKind } from '../operations/operation-change.entity.js';
 import { AppError, isAppError } from '../errors.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
@@ -38,7 +40,9 @@ import {
 import { uuidv7 } from '../db/ids.js';
 import {
   deleteOperations,
+  insertOperationChanges,
   insertOperations,
+  type OperationChangeRow,
   operationsStamp,
   readStoredOperations,
   STAMP_SQL,
@@ -167,6 +171,7 @@ async function readMcp(
       title: t.title,
       description: t.description,
       inputSchema: t.inputSchema,
+      outputSchema: t.outputSchema,
       annotations: t.annotations,
       risk: t.risk,
       idempotent: t.idempotent,
@@ -413,7 +418,7 @@ export class DiscoveryService {
       }
       const changed = await this.#admission.run(
         connection.id,
-        () => this.apply(connection.id, run.id, listing, fingerprint, principal, deadlineAt),
+        () => this.apply(connection.id, run.id, listing, fingerprint, principal, deadlineAt, scrubber()),
         deadline.signal,
       );
       await this.onChanged(connection.id, connection.workspace.id).catch((err: unknown) =>
@@ -539,6 +544,7 @@ export class DiscoveryService {
     fingerprint: Fingerprint,
     principal: Pick<Principal, 'label'> & Partial<Principal>,
     deadlineAt: number,
+    scrubber: Scrubber,
   ): Promise<string[]> {
     return this.underLock(connectionId, deadlineAt, async (tx) => {
       const connection = await tx.findOneOrFail(Connection, { id: connectionId });
@@ -610,7 +616,23 @@ export class DiscoveryService {
         })),
         now,
       );
+      const changeRows: OperationChangeRow[] = plan.remove.map((gone) => ({
+        operationId: null,
+        kind: OperationChangeKind.REMOVED,
+        operationKey: gone.key,
+        operationName: gone.name,
+        entries: [],
+      }));
       for (const update of updates) {
+        // Scrubbed again with today's secrets: the stored side was scrubbed with those of its day.
+        const entries = scrubber.json(diffOperation(update.before, update.after));
+        changeRows.push({
+          operationId: update.id,
+          kind: update.disable ? OperationChangeKind.HELD : OperationChangeKind.UPDATED,
+          operationKey: update.before.key,
+          operationName: update.before.name,
+          entries,
+        });
         for (const reason of update.resolved) {
           for (const r of openRows.get(update.id) ?? []) {
             if (r.code !== reason.code || r.detail !== reason.detail) continue;
@@ -618,6 +640,11 @@ export class DiscoveryService {
             r.resolvedBy = principal.label;
           }
         }
+        // The review's diff runs from the operation as it was before the review opened to now:
+        // every reason still open, and every new one, holds this refresh composed onto it.
+        const stillOpen = (openRows.get(update.id) ?? []).filter((r) => r.resolvedAt === null);
+        const reviewDiff = composeDiffs(stillOpen.at(-1)?.diff ?? [], entries);
+        if (entries.length > 0) for (const r of stillOpen) r.diff = reviewDiff;
         for (const reason of update.newReasons) {
           tx.persist(
             new ReviewReason(
@@ -625,6 +652,7 @@ export class DiscoveryService {
               reason.code,
               reason.detail,
               runRef,
+              reviewDiff,
             ),
           );
         }
@@ -638,6 +666,7 @@ export class DiscoveryService {
         description: add.op.description,
         inputSchema: add.op.inputSchema,
         checkSchema: add.op.checkSchema ?? null,
+        outputSchema: add.op.outputSchema ?? null,
         annotations: add.op.annotations,
         binding: add.op.binding,
         risk: add.op.risk,
@@ -648,6 +677,13 @@ export class DiscoveryService {
       await insertOperations(tx, { workspaceId, connectionId }, added, now);
       changed.push(...added.map((a) => a.id));
       plan.add.forEach((add, i) => {
+        changeRows.push({
+          operationId: added[i]!.id,
+          kind: add.reasons.length > 0 ? OperationChangeKind.HELD : OperationChangeKind.ADDED,
+          operationKey: add.key,
+          operationName: add.op.name,
+          entries: [],
+        });
         for (const reason of add.reasons) {
           tx.persist(
             new ReviewReason(
@@ -680,6 +716,7 @@ export class DiscoveryService {
       run.protocolVersion = listing.protocolVersion;
       run.serverInfo = listing.serverInfo;
 
+      await insertOperationChanges(tx, runId, changeRows, now);
       auditRun(tx, principal, connection, run);
       // What the next run compares with: this run's fingerprint (unless a setting it was made with
       // changed meanwhile), and the operations as this run leaves them, review reasons written.

@@ -17,9 +17,11 @@ import { Connection } from '../connections/connection.entity.js';
 import { visibleConnection } from '../connections/connection.resolver.js';
 import type { Context } from '../graphql/context.js';
 import { DiscoveryRunFilterArgs, discoveryRunFilters } from '../graphql/filters.js';
-import { connectionType, pageWindow, toPage, type Page } from '../graphql/relay.js';
+import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Operation } from '../operations/operation.entity.js';
+import { OperationChange } from '../operations/operation-change.entity.js';
+import { OperationChangeConnection } from '../operations/operation.resolver.js';
 import { DiscoveryRun, DiscoveryTrigger } from './discovery-run.entity.js';
 
 export const DiscoveryRunConnection = connectionType('DiscoveryRun', DiscoveryRun, { totalCount: true });
@@ -62,6 +64,25 @@ export class DiscoveryRunResolver {
       ctx.principal!,
     );
     return { run: result.run, changedOperations: result.changed, userErrors: [] };
+  }
+
+  @FieldResolver(() => OperationChangeConnection, {
+    description:
+      'Per operation, what this run did (ADDED, UPDATED, REMOVED, HELD), with the diff for updated and held ones, in the order applied.',
+  })
+  async changes(
+    @Root() run: DiscoveryRun,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<OperationChange>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.changesOfRun.load({ parentId: run.id, limit, after });
+    return toPage(
+      rows,
+      limit,
+      (r) => r.id,
+      () => ctx.loaders.countChangesOfRun.load({ parentId: run.id }),
+    );
   }
 
   @FieldResolver(() => Connection)

@@ -9,8 +9,10 @@
  * without entities. Every statement runs on the transaction's own connection.
  */
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { uuidv7 } from '../db/ids.js';
 import type { OperationFields, StoredOperation } from './reconcile.js';
 import type { JsonObject, OpenApiBinding, Risk } from '../operations/types.js';
+import type { DiffEntry } from '../operations/diff.js';
 
 /** Runs one statement with bound parameters on `tx`'s transaction; database errors become MikroORM's classes. */
 async function query<T>(tx: EntityManager, sql: string, bindings: readonly Knex.RawBinding[]): Promise<T[]> {
@@ -35,6 +37,7 @@ interface StoredRow {
   description: string | null;
   input_schema: unknown;
   check_schema: unknown;
+  output_schema: unknown;
   annotations: unknown;
   binding: unknown;
   risk: Risk;
@@ -51,7 +54,7 @@ export async function readStoredOperations(
 ): Promise<Omit<StoredOperation, 'openReasons'>[]> {
   const rows = await query<StoredRow>(
     tx,
-    `select id, key, name, title, description, input_schema, check_schema, annotations, binding, risk, source_risk,
+    `select id, key, name, title, description, input_schema, check_schema, output_schema, annotations, binding, risk, source_risk,
             idempotent, enabled, risk_set_by_admin
        from operation where connection_id = ? order by id`,
     [connectionId],
@@ -64,6 +67,7 @@ export async function readStoredOperations(
     description: r.description,
     inputSchema: json<JsonObject>(r.input_schema),
     checkSchema: json<JsonObject | null>(r.check_schema),
+    outputSchema: json<JsonObject | null>(r.output_schema),
     annotations: json<JsonObject | null>(r.annotations),
     binding: json<OpenApiBinding | null>(r.binding),
     risk: r.risk,
@@ -89,6 +93,7 @@ export interface NewOperationRow {
   description: string | null;
   inputSchema: JsonObject;
   checkSchema: JsonObject | null;
+  outputSchema: JsonObject | null;
   annotations: JsonObject | null;
   binding: OpenApiBinding | null;
   risk: Risk;
@@ -109,15 +114,44 @@ export async function insertOperations(
   await query(
     tx,
     `insert into operation (id, workspace_id, connection_id, key, name, title, description, input_schema,
-                            check_schema, annotations, risk, risk_set_by_admin, source_risk, enabled, idempotent,
+                            check_schema, output_schema, annotations, risk, risk_set_by_admin, source_risk, enabled, idempotent,
                             needs_review, binding, created_at, updated_at)
      select (e->>'id')::uuid, ?::uuid, ?::uuid, e->>'key', e->>'name', e->>'title', e->>'description',
-            e->'inputSchema', nullif(e->'checkSchema', 'null'::jsonb), nullif(e->'annotations', 'null'::jsonb), e->>'risk', false, e->>'risk',
+            e->'inputSchema', nullif(e->'checkSchema', 'null'::jsonb), nullif(e->'outputSchema', 'null'::jsonb), nullif(e->'annotations', 'null'::jsonb), e->>'risk', false, e->>'risk',
             (e->>'enabled')::boolean, (e->>'idempotent')::boolean, coalesce((e->>'needsReview')::boolean, false),
             nullif(e->'binding', 'null'::jsonb), ?::timestamptz, ?::timestamptz
        from jsonb_array_elements(?::jsonb) with ordinality as t(e, n)
       order by n`,
     [ids.workspaceId, ids.connectionId, now.toISOString(), now.toISOString(), JSON.stringify(rows)],
+  );
+}
+
+/** What one run did to one operation, for `operation_change` (the run's change list). */
+export interface OperationChangeRow {
+  /** Null for a removed operation: its row is gone by the time this one is written. */
+  operationId: string | null;
+  kind: string;
+  operationKey: string;
+  operationName: string;
+  entries: DiffEntry[];
+}
+
+/** Inserts a run's change list in one statement, in the given order (ids follow it). */
+export async function insertOperationChanges(
+  tx: EntityManager,
+  runId: string,
+  rows: readonly OperationChangeRow[],
+  now: Date,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await query(
+    tx,
+    `insert into operation_change (id, discovery_run_id, operation_id, kind, operation_key, operation_name, entries, created_at)
+     select (e->>'id')::uuid, ?::uuid, (e->>'operationId')::uuid, e->>'kind', e->>'operationKey', e->>'operationName',
+            e->'entries', ?::timestamptz
+       from jsonb_array_elements(?::jsonb) with ordinality as t(e, n)
+      order by n`,
+    [runId, now.toISOString(), JSON.stringify(rows.map((r) => ({ ...r, id: uuidv7() })))],
   );
 }
 
@@ -142,6 +176,7 @@ const TEXT_COLUMNS = [
 const JSON_COLUMNS = [
   ['inputSchema', 'input_schema'],
   ['checkSchema', 'check_schema'],
+  ['outputSchema', 'output_schema'],
   ['annotations', 'annotations'],
   ['binding', 'binding'],
 ] as const;

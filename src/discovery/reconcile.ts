@@ -38,6 +38,8 @@ export interface DiscoveredOperation {
    * DESIGN.md rule 17); absent or `null` when the check is `inputSchema` itself.
    */
   checkSchema?: JsonObject | null;
+  /** MCP: the tool's `outputSchema`; absent or `null` when it has none (and for OpenAPI). */
+  outputSchema?: JsonObject | null;
   annotations: JsonObject | null;
   /** The source's risk, from annotations or from the method. */
   risk: Risk;
@@ -71,6 +73,7 @@ export interface OperationFields extends Pick<
   DiscoveredOperation,
   'title' | 'description' | 'inputSchema' | 'checkSchema' | 'annotations' | 'binding' | 'risk' | 'idempotent'
 > {
+  outputSchema: JsonObject | null;
   /** Always the source's risk, even under an admin-set `risk`, so that clearRisk can hand it back. */
   sourceRisk: Risk;
 }
@@ -222,6 +225,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     ...(source.checkSchema != null || before.checkSchema != null
       ? { checkSchema: source.checkSchema ?? null }
       : {}),
+    outputSchema: source.outputSchema ?? null,
     annotations: source.annotations,
     binding: source.binding,
     risk: before.riskSetByAdmin ? before.risk : source.risk,
@@ -229,13 +233,14 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
     idempotent: source.idempotent,
   };
 
+  const stored: OperationFields = { ...before, outputSchema: before.outputSchema ?? null };
   const holds = source.holds ?? [];
   // An operation held for want of a callable base was never called: its base moving to the one an
   // admin set (baseUrl) is the release, not a change to review.
   const wasUncallable = before.openReasons.some((r) => r.code === 'BASE_ADDRESS_UNCALLABLE');
   const samePlace = describeEndpoint(before.binding) === describeEndpoint(after.binding);
   const triggered = [
-    ...reviewTriggers(before, after).filter(
+    ...reviewTriggers(stored, after).filter(
       (r) => !(wasUncallable && samePlace && r.code === 'ENDPOINT_CHANGED'),
     ),
     ...holds,
@@ -246,7 +251,7 @@ function planUpdate(before: StoredOperation, source: DiscoveredOperation): Plann
   const resolved = before.openReasons.filter((open) => isHoldCode(open.code) && !holds.some(same(open)));
   const release = resolved.length > 0 && !disable && resolved.length === before.openReasons.length;
   const changedFields = (Object.keys(after) as (keyof OperationFields)[]).filter(
-    (field) => !jsonEqual(before[field] ?? null, after[field] ?? null),
+    (field) => !jsonEqual(stored[field] ?? null, after[field] ?? null),
   );
 
   return {

@@ -2,8 +2,8 @@
  * What a discovery read, scrubbed of the connection's secrets before anything of it is stored,
  * returned or declared to a model (DESIGN.md rule 15). Pure.
  *
- * Free text (server info, protocol version, titles, descriptions, every string inside schemas and
- * annotations, skipped items, diagnostics) is scrubbed in place. Identifiers that go on the wire
+ * Free text (server info, protocol version, titles, descriptions, every string inside schemas
+ * (input and output) and annotations, skipped items, diagnostics) is scrubbed in place. Identifiers that go on the wire
  * cannot be: a tool whose name, argument names or OpenAPI binding (path, wire names, base address)
  * hold part of a secret would be called under a name the server does not know, or would send the
  * secret itself. Such a tool is skipped with the reason `SECRET_ECHOED`, under its scrubbed name.
@@ -56,6 +56,7 @@ export function scrubListing<T extends ScrubbableListing>(listing: T, scrubber: 
       description: op.description === null ? null : scrubber.text(op.description),
       inputSchema: scrubber.json(op.inputSchema),
       checkSchema: op.checkSchema == null ? null : scrubber.json(op.checkSchema),
+      ...(op.outputSchema == null ? {} : { outputSchema: scrubber.json(op.outputSchema) }),
       annotations: scrubber.json(op.annotations),
     });
   }

@@ -5,6 +5,7 @@ import { Connection } from '../connections/connection.entity.js';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Operation } from '../operations/operation.entity.js';
+import { OperationChange } from '../operations/operation-change.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
 import { declaredToolListLoader } from '../turns/declared-tool-list.js';
@@ -184,6 +185,25 @@ export function createLoaders(em: EntityManager) {
     operationsOfWorkspace: pageLoader(em, Operation, 'operation', 'workspace_id'),
     reviewReasonsOfOperation: pageLoader(em, ReviewReason, 'review_reason', 'operation_id'),
     discoveryRunsOfConnection: pageLoader(em, DiscoveryRun, 'discovery_run', 'connection_id', 'desc'),
+    /** Every open reason of each operation (few: one per review code and detail), oldest first. */
+    openReasonsOfOperation: new DataLoader<string, ReviewReason[]>((ids) =>
+      loadChildPages(
+        em,
+        ReviewReason,
+        'review_reason',
+        'operation_id',
+        ids.map((parentId) => ({
+          parentId,
+          limit: 1_000,
+          after: null,
+          filters: { resolved_at: { isNull: true } },
+        })),
+      ),
+    ),
+    changesOfRun: pageLoader(em, OperationChange, 'operation_change', 'discovery_run_id'),
+    changesOfOperation: pageLoader(em, OperationChange, 'operation_change', 'operation_id', 'desc'),
+    countChangesOfRun: countLoader(em, 'operation_change', 'discovery_run_id'),
+    countChangesOfOperation: countLoader(em, 'operation_change', 'operation_id'),
     auditEventsOfWorkspace: pageLoader(em, AuditEvent, 'audit_event', 'workspace_id', 'desc'),
     callsOfTurn: pageLoader(em, TurnCall, 'turn_call', 'turn_id'),
     turnsOfAssistant: pageLoader(em, Turn, 'turn', 'assistant_id', 'desc'),

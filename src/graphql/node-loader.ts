@@ -1,5 +1,6 @@
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
+import { OperationChange } from '../operations/operation-change.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import { LedgerEntry } from '../turns/ledger-entry.entity.js';
 import { TurnCall } from '../turns/turn-call.entity.js';
@@ -36,6 +37,10 @@ export async function loadNode(
     case 'ReviewReason': {
       const r = await em.findOne(ReviewReason, { id }, { populate: ['operation'] });
       return r && { node: r, workspaceId: r.operation.getEntity().workspace.id };
+    }
+    case 'OperationChange': {
+      const c = await em.findOne(OperationChange, { id }, { populate: ['run.connection'] });
+      return c && { node: c, workspaceId: c.run.getEntity().connection.getEntity().workspace.id };
     }
     case 'DiscoveryRun': {
       const r = await em.findOne(DiscoveryRun, { id }, { populate: ['connection'] });

@@ -8,6 +8,7 @@ export const NODE_TYPES = [
   'Connection',
   'Operation',
   'ReviewReason',
+  'OperationChange',
   'DiscoveryRun',
   'Turn',
   'TurnCall',

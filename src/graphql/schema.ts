@@ -9,7 +9,8 @@ import { LedgerLinksResolver, WorkspaceTurnsResolver } from '../turns/links.reso
 import { ConnectionResolver } from '../connections/connection.resolver.js';
 import { ConnectionRunsResolver, DiscoveryRunResolver } from '../discovery/discovery.resolver.js';
 import { OAuthResolver } from '../oauth/oauth.resolver.js';
-import { OperationResolver } from '../operations/operation.resolver.js';
+import { OperationChangeResolver, OperationResolver } from '../operations/operation.resolver.js';
+import { ConnectionHealthResolver, OperationHealthResolver } from '../usage/health.resolver.js';
 import { WorkspaceResolver } from '../workspaces/workspace.resolver.js';
 import { AssistantTurnsResolver, TurnResolver, WorkspaceLedgerResolver } from '../turns/turn.resolver.js';
 import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
@@ -29,6 +30,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   AssistantResolver,
   ConnectionResolver,
   OperationResolver,
+  OperationChangeResolver,
   DiscoveryRunResolver,
   ConnectionRunsResolver,
   OAuthResolver,
@@ -44,6 +46,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   WorkspaceUsageResolver,
   AssistantUsageResolver,
   UsageSeriesResolver,
+  ConnectionHealthResolver,
+  OperationHealthResolver,
 ];
 
 let built: GraphQLSchema | null = null;

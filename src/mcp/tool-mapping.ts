@@ -37,6 +37,8 @@ export interface McpToolDefinition {
   inputSchema: JsonObject;
   /** As listed; `null` when absent or not an object. Hints from an untrusted server. */
   annotations: JsonObject | null;
+  /** `outputSchema` as listed when it is an object, else `null`: shown in review diffs, never enforced. */
+  outputSchema: JsonObject | null;
   risk: Risk;
   /** `annotations.idempotentHint === true`. */
   idempotent: boolean;
@@ -171,6 +173,7 @@ export function mapTool(raw: unknown): ToolMapping {
       description: typeof description === 'string' ? description : null,
       inputSchema,
       annotations,
+      outputSchema: isPlainObject(raw.outputSchema) ? raw.outputSchema : null,
       risk: riskOfListedAnnotations(annotations),
       idempotent: isIdempotent(annotations),
     },

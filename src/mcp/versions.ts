@@ -7,9 +7,9 @@
  *   server may give an `Mcp-Session-Id`, and later requests carry `MCP-Protocol-Version`.
  *   We ask for `2025-06-18` (the platform's contract) and accept any legacy revision in
  *   `LEGACY_VERSIONS`: their tool and result shapes are supersets of one another, and the fields
- *   we read (`name`, `title`, `description`, `inputSchema`, `annotations`; `content`,
- *   `structuredContent`, `isError`) mean the same in each; later additions (`icons`, `execution`,
- *   `outputSchema`, `_meta`) are ignored.
+ *   we read (`name`, `title`, `description`, `inputSchema`, `annotations`, and `outputSchema`
+ *   where a revision has it, kept for the review diff; `content`, `structuredContent`, `isError`)
+ *   mean the same in each; other later additions (`icons`, `execution`, `_meta`) are ignored.
  * - **Modern** (`2026-07-28`): no handshake and no session. Every request carries
  *   `_meta["io.modelcontextprotocol/protocolVersion"]` and `…/clientCapabilities`, and on HTTP the
  *   headers `MCP-Protocol-Version`, `Mcp-Method` and (for `tools/call`) `Mcp-Name`. Results carry

@@ -70,6 +70,13 @@ export class Operation extends Node {
   @Property({ type: 'json', nullable: true })
   annotations: JsonObject | null = null;
 
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: "MCP: the tool's outputSchema, as listed (scrubbed); null when it has none.",
+  })
+  @Property({ type: 'json', nullable: true })
+  outputSchema: JsonObject | null = null;
+
   @Field(() => RiskLevel)
   @Enum({ items: () => RiskLevel })
   risk: Risk;
@@ -110,6 +117,12 @@ export class Operation extends Node {
   @Field(() => Boolean, { description: 'Open review reasons exist; only an admin can enable it.' })
   @Property({ type: 'boolean' })
   needsReview: boolean & Opt = false;
+
+  @Field(() => Boolean, {
+    description: 'An admin rejected its last review: it stays off until an ADMIN enables it.',
+  })
+  @Property({ type: 'boolean' })
+  reviewRejected: boolean & Opt = false;
 
   /** OpenAPI only: how the operation is called. */
   @Property({ type: 'json', nullable: true })

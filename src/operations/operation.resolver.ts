@@ -23,10 +23,55 @@ import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../
 import { UserError } from '../graphql/user-error.js';
 import { Operation } from './operation.entity.js';
 import { type Risk, RiskLevel } from './types.js';
-import { disableOperation, enableOperation, setOperationRisk } from './operation.service.js';
-import { ReviewReason } from './review-reason.entity.js';
+import {
+  decideReview,
+  disableOperation,
+  enableOperation,
+  setOperationRisk,
+  type ReviewOutcome,
+} from './operation.service.js';
+import { DiffEntryType, OperationChange } from './operation-change.entity.js';
+import { ReviewDecision, ReviewReason } from './review-reason.entity.js';
+import { reviewVersion } from './review-version.js';
 
 export const ReviewReasonConnection = connectionType('ReviewReason', ReviewReason, { totalCount: true });
+export const OperationChangeConnection = connectionType('OperationChange', OperationChange, {
+  totalCount: true,
+});
+
+@InputType()
+export class ApproveReviewInput {
+  @Field(() => ID)
+  operationId!: string;
+
+  @Field(() => String, {
+    description:
+      "The review's version as loaded (Operation.reviewVersion): a review that changed since is refused.",
+  })
+  version!: string;
+}
+
+@InputType()
+export class RejectReviewInput extends ApproveReviewInput {
+  @Field(() => String, { description: 'Why, for the audit trail and the operation (1–500 characters).' })
+  reason!: string;
+}
+
+const REFUSALS: Record<Exclude<ReviewOutcome, { ok: true }>['refusal'], string> = {
+  NO_OPEN_REVIEW: 'this operation has no open review: it was decided meanwhile, or never held',
+  STALE_REVIEW:
+    'this review changed since it was loaded (a refresh changed the operation again): load it again and decide on the diff as it is now',
+};
+
+function reviewPayload(outcome: ReviewOutcome): OperationPayload {
+  if (outcome.ok) return { operation: outcome.operation, resolvedReasons: outcome.resolved, userErrors: [] };
+  const field = outcome.refusal === 'STALE_REVIEW' ? 'version' : 'operationId';
+  return {
+    operation: outcome.operation,
+    resolvedReasons: [],
+    userErrors: [new UserError(['input', field], REFUSALS[outcome.refusal], outcome.refusal)],
+  };
+}
 
 /** Loads an operation the principal may see, or throws NOT_FOUND. */
 export async function visibleOperation(ctx: Context, globalId: string): Promise<Operation> {
@@ -128,6 +173,52 @@ export class OperationResolver {
 
   @Authorized(Role.ADMIN)
   @Mutation(() => OperationPayload, {
+    description:
+      'Approves the review as loaded: resolves every open reason and turns the operation on, in one transaction. userErrors STALE_REVIEW when the review changed since (see Operation.reviewVersion).',
+  })
+  async approveReview(
+    @Arg('input', () => ApproveReviewInput) input: ApproveReviewInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    return reviewPayload(
+      await decideReview(ctx.services, ctx.em, ctx.principal!, op.id, input.version, ReviewDecision.APPROVED),
+    );
+  }
+
+  @Authorized(Role.ADMIN)
+  @Mutation(() => OperationPayload, {
+    description:
+      'Rejects the review as loaded: resolves every open reason as rejected, with why, and keeps the operation off (only an ADMIN enables it later). userErrors as approveReview.',
+  })
+  async rejectReview(
+    @Arg('input', () => RejectReviewInput) input: RejectReviewInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    const reason = input.reason.trim();
+    if (reason.length === 0 || reason.length > 500) {
+      return {
+        operation: null,
+        resolvedReasons: [],
+        userErrors: [new UserError(['input', 'reason'], 'must be 1–500 characters', 'REASON_INVALID')],
+      };
+    }
+    return reviewPayload(
+      await decideReview(
+        ctx.services,
+        ctx.em,
+        ctx.principal!,
+        op.id,
+        input.version,
+        ReviewDecision.REJECTED,
+        reason,
+      ),
+    );
+  }
+
+  @Authorized(Role.ADMIN)
+  @Mutation(() => OperationPayload, {
     description: 'Sets the risk by hand; it survives refreshes until clearRisk.',
   })
   async setRisk(
@@ -165,6 +256,41 @@ export class OperationResolver {
     return (await ctx.loaders.connection.load(operation.connection.id))?.baseUrl ?? null;
   }
 
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'The version of its open review (null without one), for approveReview and rejectReview: it changes whenever a refresh changes the review.',
+  })
+  async reviewVersion(@Root() operation: Operation, @Ctx() ctx: Context): Promise<string | null> {
+    return reviewVersion(await ctx.loaders.openReasonsOfOperation.load(operation.id));
+  }
+
+  @FieldResolver(() => [DiffEntryType], {
+    description:
+      'What its open review is about: the diff from the operation before the review opened to now (empty without a review).',
+  })
+  async reviewDiff(@Root() operation: Operation, @Ctx() ctx: Context): Promise<DiffEntryType[]> {
+    return (await ctx.loaders.openReasonsOfOperation.load(operation.id)).at(-1)?.diff ?? [];
+  }
+
+  @FieldResolver(() => OperationChangeConnection, {
+    description: 'What each discovery run changed in it, newest first, with the diff.',
+  })
+  async changes(
+    @Root() operation: Operation,
+    @Args(() => PageArgsType) args: PageArgsType,
+    @Ctx() ctx: Context,
+  ): Promise<Page<OperationChange>> {
+    const { limit, after } = pageWindow(args);
+    const rows = await ctx.loaders.changesOfOperation.load({ parentId: operation.id, limit, after });
+    return toPage(
+      rows,
+      limit,
+      (r) => r.id,
+      () => ctx.loaders.countChangesOfOperation.load({ parentId: operation.id }),
+    );
+  }
+
   @FieldResolver(() => ReviewReasonConnection, { description: 'Why refreshes turned it off, oldest first.' })
   async reviewReasons(
     @Root() operation: Operation,
@@ -186,5 +312,13 @@ export class OperationResolver {
       (r) => r.id,
       () => ctx.loaders.countReviewReasonsOfOperation.load({ parentId: operation.id, filters }),
     );
+  }
+}
+
+@Resolver(() => OperationChange)
+export class OperationChangeResolver {
+  @FieldResolver(() => Operation, { nullable: true, description: 'Null once the operation is gone.' })
+  async operation(@Root() change: OperationChange, @Ctx() ctx: Context): Promise<Operation | null> {
+    return change.operation ? ctx.loaders.operation.load(change.operation.id) : null;
   }
 }

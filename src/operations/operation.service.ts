@@ -6,8 +6,9 @@ import { forbiddenError } from '../errors.js';
 import type { Services } from '../services.js';
 import { announceToolChange } from '../turns/cache-signal.js';
 import { Operation } from './operation.entity.js';
-import type { Risk } from './types.js';
-import { ReviewReason } from './review-reason.entity.js';
+import type { JsonValue, Risk } from './types.js';
+import { ReviewDecision, ReviewReason } from './review-reason.entity.js';
+import { reviewVersion } from './review-version.js';
 
 function snapshot(op: Operation) {
   return {
@@ -15,6 +16,7 @@ function snapshot(op: Operation) {
     risk: op.risk,
     riskSetByAdmin: op.riskSetByAdmin,
     needsReview: op.needsReview,
+    reviewRejected: op.reviewRejected,
   };
 }
 
@@ -38,6 +40,11 @@ async function enableLocked(
       { operation: op.id, resolvedAt: null },
       { orderBy: { id: 'asc' }, refresh: true },
     );
+    if (op.reviewRejected && principal.role !== Role.ADMIN) {
+      throw forbiddenError(
+        'an admin rejected the last review of this operation: only an admin can enable it',
+      );
+    }
     if (open.length > 0 && principal.role !== Role.ADMIN) {
       throw forbiddenError(
         `an admin review is needed before this operation can be enabled (${open.map((r) => `${r.code}: ${r.detail}`).join('; ')})`,
@@ -51,6 +58,7 @@ async function enableLocked(
     }
     op.enabled = true;
     op.needsReview = false;
+    op.reviewRejected = false;
     if (open.length === 0 && !changed(before, snapshot(op))) return { operation: op, resolved: open };
     op.disabledReason = null;
     op.disabledBy = null;
@@ -200,4 +208,95 @@ export async function setOperationRisk(
   const op = await setRiskLocked(em, principal, operationId, risk);
   await announced(services, em, op);
   return op;
+}
+
+/** Why a review decision was not made: something the admin can act on (a `userError`). */
+export type ReviewRefusal =
+  /** The operation has no open review (decided meanwhile, or never held). */
+  | 'NO_OPEN_REVIEW'
+  /** The review changed since the admin loaded it: `version` is not the current one. */
+  | 'STALE_REVIEW';
+
+export type ReviewOutcome =
+  | { ok: true; operation: Operation; resolved: ReviewReason[] }
+  | { ok: false; refusal: ReviewRefusal; operation: Operation };
+
+/**
+ * One admin decision on an operation's review, in one transaction under the operation's row lock:
+ * every open reason is resolved with the decision, and the operation goes on (APPROVED) or stays
+ * off (REJECTED, with the note; only an admin can enable it later). Refused, changing nothing,
+ * when `version` is not the review's current {@link reviewVersion}: a refresh changed the review
+ * since the admin loaded it, and they would decide on a diff they did not see. The audit row names
+ * the version and the diff decided on.
+ */
+async function decideLocked(
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+  version: string,
+  decision: ReviewDecision,
+  note: string | null,
+): Promise<ReviewOutcome> {
+  return em.transactional(async (tx) => {
+    const op = await lockOperation(tx, operationId);
+    const open = await tx.find(
+      ReviewReason,
+      { operation: op.id, resolvedAt: null },
+      { orderBy: { id: 'asc' }, refresh: true },
+    );
+    if (open.length === 0) return { ok: false, refusal: 'NO_OPEN_REVIEW', operation: op };
+    if (reviewVersion(open) !== version) return { ok: false, refusal: 'STALE_REVIEW', operation: op };
+    const before = snapshot(op);
+    const now = new Date();
+    for (const reason of open) {
+      reason.resolvedAt = now;
+      reason.resolvedBy = principal.label;
+      reason.decision = decision;
+      reason.note = note;
+    }
+    op.needsReview = false;
+    if (decision === ReviewDecision.APPROVED) {
+      op.enabled = true;
+      op.reviewRejected = false;
+      op.disabledReason = null;
+      op.disabledBy = null;
+      op.disabledAt = null;
+    } else {
+      op.enabled = false;
+      op.reviewRejected = true;
+      op.disabledReason = `review rejected: ${note ?? ''}`;
+      op.disabledBy = principal.label;
+      op.disabledAt = now;
+    }
+    audit(tx, principal, {
+      workspaceId: op.workspace.id,
+      action: decision === ReviewDecision.APPROVED ? 'REVIEW_APPROVE' : 'REVIEW_REJECT',
+      targetType: 'Operation',
+      targetId: op.nodeId,
+      before,
+      after: {
+        ...snapshot(op),
+        version,
+        ...(note === null ? {} : { note }),
+        reasons: open.map((r) => ({ code: r.code, detail: r.detail })),
+        diff: open.at(-1)!.diff as unknown as JsonValue,
+      },
+    });
+    return { ok: true, operation: op, resolved: open };
+  });
+}
+
+/** An admin's decision on a review (see `decideLocked`), announced to every instance. */
+export async function decideReview(
+  services: OperationDeps,
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+  version: string,
+  decision: ReviewDecision,
+  note: string | null = null,
+): Promise<ReviewOutcome> {
+  const outcome = await decideLocked(em, principal, operationId, version, decision, note);
+  if (outcome.ok) await announced(services, em, outcome.operation);
+  return outcome;
 }

@@ -1,4 +1,4 @@
-/** ADMIN's review queue across workspaces (issue 12): every operation held back for review. */
+/** The review queue across workspaces (issues 12, 28): every operation held back for review. */
 import { Args, Authorized, Ctx, Query, Resolver } from 'type-graphql';
 import { Role } from '../auth/api-token.entity.js';
 import { OperationConnection } from '../connections/connection.resolver.js';
@@ -8,10 +8,10 @@ import { Operation } from './operation.entity.js';
 
 @Resolver()
 export class ReviewQueueResolver {
-  @Authorized(Role.ADMIN)
+  @Authorized(Role.ADMIN, Role.OPERATOR)
   @Query(() => OperationConnection, {
     description:
-      'Operations awaiting an admin review in every workspace, oldest first; enabling one (as ADMIN) resolves its reasons and takes it off the queue.',
+      'Operations awaiting an admin review in every workspace, oldest first. An OPERATOR may read it; only an ADMIN decides (approveReview, rejectReview).',
   })
   async reviewQueue(
     @Args(() => PageArgsType) args: PageArgsType,

@@ -43,6 +43,8 @@ export interface PeerTool {
   /** Zod shape of the arguments; extra arguments pass through. Default: no declared arguments. */
   inputSchema?: ZodRawShape;
   annotations?: ToolAnnotations;
+  /** Zod shape of `structuredContent`, listed as the tool's `outputSchema`. Default: none. */
+  outputSchema?: ZodRawShape;
   /** Default: echoes the arguments as text and as `structuredContent`. */
   handler?: (args: Record<string, unknown>, extra: PeerExtra) => CallToolResult | Promise<CallToolResult>;
 }
@@ -175,6 +177,7 @@ export async function startSdkServer(options: SdkServerOptions): Promise<SdkServ
           title: tool.title,
           description: tool.description,
           inputSchema: inputObject(tool),
+          ...(tool.outputSchema ? { outputSchema: z.object(tool.outputSchema) } : {}),
           annotations: tool.annotations,
         },
         (args: Record<string, unknown>, extra: PeerExtra) => handler(args, extra),

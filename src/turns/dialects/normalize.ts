@@ -86,7 +86,8 @@ export function normalizeSchema(root: JsonObject): Normalized {
       if (DROPPED.has(key)) continue;
       const v = node[key]!;
       if ((SUBSCHEMA_KEYWORDS as readonly string[]).includes(key)) {
-        out[key] = Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : walk(v, depth + 1);
+        // `additionalProperties: false` (and `true`) mean what they say: kept as they are.
+        out[key] = typeof v === 'boolean' ? v : Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : walk(v, depth + 1);
       } else if ((SUBSCHEMA_LIST_KEYWORDS as readonly string[]).includes(key)) {
         out[key] = Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : [];
       } else if ((SUBSCHEMA_MAP_KEYWORDS as readonly string[]).includes(key)) {

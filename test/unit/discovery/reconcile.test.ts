@@ -254,6 +254,7 @@ describe('reconcile: review triggers on an existing operation', () => {
       title: discovered.title,
       description: discovered.description,
       inputSchema: discovered.inputSchema,
+      outputSchema: null,
       annotations: discovered.annotations,
       binding: discovered.binding,
       risk: stored.riskSetByAdmin ? stored.risk : discovered.risk,

@@ -55,10 +55,19 @@ describe('mapTool', () => {
         description: 'Finds',
         inputSchema: schema,
         annotations,
+        outputSchema: null,
         risk: 'READ',
         idempotent: true,
       },
     });
+  });
+
+  it('should keep an object outputSchema and drop one that is not an object', () => {
+    const outputSchema = { type: 'object', properties: { total: { type: 'number' } } };
+    const kept = mapTool({ name: 'a', inputSchema: schema, outputSchema });
+    expect(kept.ok && kept.tool.outputSchema).toEqual(outputSchema);
+    const dropped = mapTool({ name: 'a', inputSchema: schema, outputSchema: 'x' });
+    expect(dropped.ok && dropped.tool.outputSchema).toBeNull();
   });
 
   it('should take the title from annotations.title, else null', () => {
