@@ -4,6 +4,7 @@ import { Migration20261201110000TurnPartitions } from '../../migrations/Migratio
 import { Migration20261201130000UnchangedDiscovery } from '../../migrations/Migration20261201130000UnchangedDiscovery.js';
 import { Migration20261201140000DeclaredToolLists } from '../../migrations/Migration20261201140000DeclaredToolLists.js';
 import { Migration20261201150000TurnEventWatch } from '../../migrations/Migration20261201150000TurnEventWatch.js';
+import { Migration20261202140000CallGuards } from '../../migrations/Migration20261202140000CallGuards.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
 import { Migration20261201101000UsageLive } from '../../migrations/Migration20261201101000UsageLive.js';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
@@ -40,4 +41,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201130000UnchangedDiscovery', class: Migration20261201130000UnchangedDiscovery },
   { name: 'Migration20261201140000DeclaredToolLists', class: Migration20261201140000DeclaredToolLists },
   { name: 'Migration20261201150000TurnEventWatch', class: Migration20261201150000TurnEventWatch },
+  { name: 'Migration20261202140000CallGuards', class: Migration20261202140000CallGuards },
 ];

@@ -16,6 +16,7 @@ import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
 import { TurnCallDetailsResolver } from '../turns/call-details.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
+import { ConnectionGuardsResolver, GuardsResolver, OperationGuardsResolver } from '../guards/guards.resolver.js';
 import {
   AssistantUsageResolver,
   UsageSeriesResolver,
@@ -44,6 +45,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   WorkspaceUsageResolver,
   AssistantUsageResolver,
   UsageSeriesResolver,
+  GuardsResolver,
+  ConnectionGuardsResolver,
+  OperationGuardsResolver,
 ];
 
 let built: GraphQLSchema | null = null;

@@ -36,6 +36,7 @@ export class Metrics {
   readonly #calls: Counter<'connection' | 'status'>;
   readonly #callDuration: Histogram<'connection'>;
   readonly #discoveries: Counter<'outcome' | 'code'>;
+  readonly #breakers: Counter<'scope' | 'transition'>;
   readonly #http: Counter<'route' | 'status'>;
   readonly #httpDuration: Histogram<'route'>;
   /** Per connection id, the label it is counted under (itself, or `other` past the cap). */
@@ -55,6 +56,12 @@ export class Metrics {
       help: 'Duration of tool calls (all attempts), by connection id.',
       labelNames: ['connection'],
       buckets: CALL_BUCKETS,
+      registers,
+    });
+    this.#breakers = new Counter({
+      name: `${METRICS_PREFIX}breaker_transitions_total`,
+      help: 'Circuit breakers this instance opened, reopened after a failed probe, or closed, by scope (CONNECTION, OPERATION).',
+      labelNames: ['scope', 'transition'],
       registers,
     });
     this.#discoveries = new Counter({
@@ -178,6 +185,11 @@ export class Metrics {
     const connection = this.#connectionLabel(connectionId);
     this.#calls.inc({ connection, status });
     this.#callDuration.observe({ connection }, durationMs / 1000);
+  }
+
+  /** A breaker moved (src/guards/call-guard.ts): `opened`, `reopened` or `closed`. */
+  breakerTransition(scope: string, transition: 'opened' | 'reopened' | 'closed'): void {
+    this.#breakers.inc({ scope, transition });
   }
 
   /** One finished discovery run. */

@@ -170,6 +170,13 @@ export class CallToolPayload {
 
   @Field(() => Int)
   durationMs!: number;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'RATE_LIMITED, or UNAVAILABLE from an open circuit breaker: about when trying again may work, in ms (README, "Limits and breakers").',
+  })
+  retryAfterMs?: number | null;
 }
 
 @InputType()
@@ -388,6 +395,7 @@ export class TurnResolver {
       attempts: result.attempts,
       resends: result.resends,
       durationMs: result.durationMs,
+      retryAfterMs: result.retryAfterMs ?? null,
     };
   }
 

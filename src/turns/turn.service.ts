@@ -23,6 +23,7 @@ import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnDeps } from '../services.js';
 import { resolveDeclaredName, type DeclaredTool } from './declare.js';
+import type { Permit } from '../guards/call-guard.js';
 import { CallProgress } from './call-progress.js';
 import { dispatch } from './dispatch.js';
 import { eventArguments, eventResult, type EventArguments } from './event-payload.js';
@@ -427,7 +428,7 @@ function finishJson(
 ): string {
   const { result, op, turn } = c;
   const isWrite = c.intentId !== null;
-  const payload = storableJson({
+  const fields: Record<string, unknown> = {
     seq,
     name: c.name,
     operationKey: op?.key ?? null,
@@ -439,7 +440,10 @@ function finishJson(
     message: c.message,
     result: eventResult(result),
     progress,
-  });
+  };
+  // A limit or breaker refused the call: which one, for the debugger (src/guards/call-guard.ts).
+  if (result.refused) fields.refused = result.refused;
+  const payload = storableJson(fields);
   return recordJson(
     {
       id: c.callId,
@@ -719,6 +723,15 @@ export class TurnService {
       );
     }
 
+    // Rate limits and breakers (src/guards/call-guard.ts): a refused call is recorded, sends nothing.
+    let permit: Permit | null = null;
+    if (early === null) {
+      const admitted = this.services.guard.admit(op!, turn.workspaceId, name);
+      const admission = admitted instanceof Promise ? await admitted : admitted;
+      if (admission.ok) permit = admission;
+      else early = admission.result;
+    }
+
     const callId = uuidv7();
     // A WRITE that will be dispatched gets a ledger intent before its request can go out.
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
@@ -812,6 +825,7 @@ export class TurnService {
       );
     }
     if (hold !== null) clearTimeout(hold);
+    if (permit !== null) this.services.guard.report(op!, permit, result.status);
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = intentId !== null;
     const message = storableText(result.message);
