@@ -23,7 +23,7 @@ interface BreakerRow {
   enabled: boolean;
   forced: BreakerForce | null;
   state: BreakerState;
-  opened_at: Date | null;
+  opened_at: Date | string | null;
   reason: string | null;
   retry_at_ms: string | number | null;
   cooldown_ms: number | null;
@@ -39,7 +39,7 @@ function breakerOf(row: BreakerRow): BreakerRecord {
     enabled: row.enabled,
     forced: row.forced,
     state: row.state,
-    openedAt: row.opened_at,
+    openedAt: row.opened_at === null ? null : new Date(row.opened_at),
     reason: row.reason,
     retryAtMs: num(row.retry_at_ms),
     cooldownMs: row.cooldown_ms,
