@@ -16,7 +16,11 @@ import { LedgerEntryResolver } from '../turns/ledger.resolver.js';
 import { TurnCallDetailsResolver } from '../turns/call-details.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
-import { ConnectionGuardsResolver, GuardsResolver, OperationGuardsResolver } from '../guards/guards.resolver.js';
+import {
+  ConnectionGuardsResolver,
+  GuardsResolver,
+  OperationGuardsResolver,
+} from '../guards/guards.resolver.js';
 import {
   AssistantUsageResolver,
   UsageSeriesResolver,

@@ -1,5 +1,5 @@
 /**
- * Circuit breakers, the pure part (issue 29): what a call's outcome means to a breaker, when the
+ * Circuit breakers (pure; issue 29): what a call's outcome means to a breaker, when the
  * rule opens it, and whether a call may pass. No clock is read: every function takes `now` (epoch
  * ms), so tests drive the windows with fake time. The shared state (PostgreSQL) and the calls that
  * move it are `call-guard.ts` and `store.ts`.

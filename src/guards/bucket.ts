@@ -1,5 +1,5 @@
 /**
- * Rate limits, the pure part (issue 29): token buckets shared in PostgreSQL, spent locally from
+ * Rate limits (pure; issue 29): token buckets shared in PostgreSQL, spent locally from
  * leases. No clock is read: every function takes `now` (epoch ms).
  *
  * A limit is `calls` per `periodMs` with a bucket of `burst` tokens. The shared bucket refills at
