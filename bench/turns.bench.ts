@@ -345,7 +345,7 @@ export async function run(): Promise<void> {
     // connection with a limit far above the load (so nothing is refused) against one without,
     // interleaved; then CallGuard alone, in this process, where its own cost is not lost in noise.
     {
-      const free = await setup('RawFree', rawPeer.url);
+      const free = await setup('Free', rawPeer.url);
       await A.gql(
         'mutation($c: ID!) { setCallLimit(input: { connectionId: $c, calls: 1000000, per: MINUTE, burst: 100000 }) { callLimit { calls } } }',
         { c: raw.connectionId },
@@ -353,7 +353,7 @@ export async function run(): Promise<void> {
       );
       await new Promise((r) => setTimeout(r, 500)); // S hears the limit by NOTIFY
       const limited = await callVia(raw.assistantId, rawName);
-      const unlimited = await callVia(free.assistantId, 'rawfree__tool_1');
+      const unlimited = await callVia(free.assistantId, 'free__tool_1');
       await warmUp(limited);
       await warmUp(unlimited);
       const cpu = { limited: 0, unlimited: 0 };
