@@ -22,6 +22,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { Role } from '../src/auth/api-token.entity.js';
+import type { Notifier } from '../src/db/notifier.js';
+import { CallGuard } from '../src/guards/call-guard.js';
+import { createLogger } from '../src/logger.js';
+import { Metrics } from '../src/metrics/metrics.js';
+import { CallStatus } from '../src/turns/call-status.js';
+import type { CachedOperation } from '../src/turns/tool-cache.js';
 import {
   benchDatabase,
   cpuBetween,
@@ -38,6 +44,57 @@ import {
   startServiceProcess,
   type Gql,
 } from './support.js';
+
+/**
+ * CallGuard's own CPU per call (admit, then report a success), in this process: with no limit or
+ * breaker stored for the connection, and under a limit whose leases a stand-in database grants.
+ */
+async function guardCost(): Promise<{ noneUs: number; limitedUs: number }> {
+  const notifier = { onGuards: () => () => undefined, onReset: () => () => undefined } as unknown as Notifier;
+  const connectionId = '00000000-0000-4000-8000-000000000001';
+  const limit = {
+    id: '00000000-0000-4000-8000-000000000002',
+    scope: 'CONNECTION',
+    workspace_id: connectionId,
+    connection_id: connectionId,
+    operation_id: null,
+    for_workspace_id: null,
+    calls: 1_000_000,
+    period_ms: 60_000,
+    burst: 100_000,
+  };
+  const op = {
+    id: '00000000-0000-4000-8000-000000000003',
+    key: 'connector.raw.tool_1',
+    risk: 'READ',
+    connection: { id: connectionId, slug: 'raw', timeoutMs: null },
+  } as unknown as CachedOperation;
+  const measure = async (limits: object[]) => {
+    let t = Date.now();
+    const sql = {
+      execute: async (text: string, params?: unknown[]) => {
+        if (/^select .* from call_limit$/s.test(text.trim())) return limits;
+        if (/^select .* from call_(limit|breaker)/s.test(text.trim())) return [];
+        return [{ granted: Number(params?.[3] ?? 1), available: 100_000 }];
+      },
+    };
+    const guard = new CallGuard(() => sql, notifier, createLogger('silent'), new Metrics(), { now: () => t });
+    await guard.start();
+    const once = async () => {
+      t += 0.05; // 20,000 calls a second of the guard's clock: leases expire and renew as they would
+      const admitted = guard.admit(op, connectionId, 'raw__tool_1');
+      const a = admitted instanceof Promise ? await admitted : admitted;
+      if (a.ok) guard.report(op, a, CallStatus.SUCCEEDED);
+    };
+    for (let i = 0; i < 20_000; i++) await once();
+    const n = 200_000;
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) await once();
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / n;
+  };
+  return { noneUs: await measure([]), limitedUs: await measure([limit]) };
+}
 
 const TOOLS = 300;
 const RAW_TOOLS = 30;
@@ -282,6 +339,52 @@ export async function run(): Promise<void> {
           },
         );
       }
+    }
+
+    // --- under a configured rate limit (issue 29): the same c=32 calls to the raw peer through a
+    // connection with a limit far above the load (so nothing is refused) against one without,
+    // interleaved; then CallGuard alone, in this process, where its own cost is not lost in noise.
+    {
+      const free = await setup('Free', rawPeer.url);
+      await A.gql(
+        'mutation($c: ID!) { setCallLimit(input: { connectionId: $c, calls: 1000000, per: MINUTE, burst: 100000 }) { callLimit { calls } } }',
+        { c: raw.connectionId },
+        admin,
+      );
+      await new Promise((r) => setTimeout(r, 500)); // S hears the limit by NOTIFY
+      const limited = await callVia(raw.assistantId, rawName);
+      const unlimited = await callVia(free.assistantId, 'free__tool_1');
+      await warmUp(limited);
+      await warmUp(unlimited);
+      const cpu = { limited: 0, unlimited: 0 };
+      const calls = BATCH_CALLS[32];
+      for (let b = 0; b < BATCHES; b++) {
+        for (const [which, fn] of [
+          ['limited', limited],
+          ['unlimited', unlimited],
+        ] as const) {
+          const svc0 = processCpuMs(S.pid);
+          await load(fn, calls, 32);
+          cpu[which] += processCpuMs(S.pid) - svc0;
+        }
+      }
+      const n = calls * BATCHES;
+      const guard = await guardCost();
+      console.log(
+        `callTool (raw peer) c=32 under a rate limit: service CPU per call ${fmt(cpu.limited / n, 3)} ms vs ${fmt(cpu.unlimited / n, 3)} ms without (same run; difference ${fmt((cpu.limited - cpu.unlimited) / n, 3)} ms); ` +
+          `CallGuard alone: ${fmt(guard.limitedUs, 2)} µs per call under a limit, ${fmt(guard.noneUs, 3)} µs with none`,
+      );
+      goals.push({
+        what: 'callTool under a configured rate limit: < 0.05 ms of service CPU per call (issue 29)',
+        value: `CallGuard ${fmt(guard.limitedUs / 1000, 4)} ms; through the service ${fmt((cpu.limited - cpu.unlimited) / n, 3)} ms more than without`,
+        baseline: `no limit: CallGuard ${fmt(guard.noneUs / 1000, 5)} ms`,
+        met: guard.limitedUs / 1000 < 0.05,
+      });
+      await A.gql(
+        'mutation($c: ID!) { setCallLimit(input: { connectionId: $c, calls: null }) { userErrors { code } } }',
+        { c: raw.connectionId },
+        admin,
+      );
     }
 
     // --- the same c=1 calls through an instance with READ_RECORD_COMMIT=sync, where a quick READ's

@@ -17,6 +17,7 @@ import { LedgerSweep } from './turns/ledger-sweep.js';
 import { UsageRollup } from './usage/rollup.js';
 import { ToolCache } from './turns/tool-cache.js';
 import { TurnService } from './turns/turn.service.js';
+import { CallGuard } from './guards/call-guard.js';
 import { buildAppSchema } from './graphql/schema.js';
 import { OutboundClient } from './http/outbound.js';
 import { McpClient } from './mcp/client.js';
@@ -52,6 +53,8 @@ export interface StartOptions {
    * (main.ts exits non-zero). Without it, the failure is logged and readiness stays 503.
    */
   onDatabaseLost?: (err: Error) => void;
+  /** The clock of rate limits and breakers (epoch ms): tests drive it with fake time. */
+  now?: () => number;
 }
 
 /** Opens the database (embedded when DATABASE_URL is unset), migrates, and builds the services. */
@@ -197,7 +200,15 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           workspaceId,
         }),
     );
-    const turns = new TurnService({ config, orm, logger, metrics, mcp, oauth, outbound, secrets }, toolCache);
+    const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
+      now: options.now,
+      callTimeoutMs: config.outbound.timeoutMs,
+    });
+    await guard.start();
+    const turns = new TurnService(
+      { config, orm, logger, metrics, mcp, oauth, outbound, secrets, guard },
+      toolCache,
+    );
     const services: Services = {
       config,
       orm,
@@ -215,6 +226,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       turns,
       turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
       metrics,
+      guard,
     };
     // Intents left open by a crash or a database outage are closed before this instance serves.
     // Today's and the next days' partitions exist before this instance records a call (rows would
@@ -270,6 +282,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           services.toolCache.close();
           await services.oauth.stopSweep();
           services.turns.close();
+          services.guard.close();
           await ledgerSweep.stop();
           await usageRollup.stop();
           await partitions.stop();

@@ -14,6 +14,7 @@ import type { McpClient } from './mcp/client.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { OAuthService } from './oauth/oauth.service.js';
 import type { DescriptionPool } from './openapi/pool.js';
+import type { CallGuard } from './guards/call-guard.js';
 
 /** The process-wide singletons, built once in app.ts and shared by every request. */
 export interface Services {
@@ -38,6 +39,8 @@ export interface Services {
   oauth: OAuthService;
   /** Prometheus counters and gauges behind `GET /metrics`. */
   metrics: Metrics;
+  /** Rate limits and circuit breakers, shared by every instance (src/guards/). */
+  guard: CallGuard;
   /** The embedded PostgreSQL this process supervises (readiness reads its state); null with DATABASE_URL. */
   embedded: EmbeddedPostgres | null;
 }
@@ -74,5 +77,5 @@ export type DiscoveryDeps = Pick<
 /** Turns: declare tools from the cache, call them, record every call. */
 export type TurnDeps = Pick<
   Services,
-  'config' | 'orm' | 'logger' | 'metrics' | 'mcp' | 'oauth' | 'outbound' | 'secrets'
+  'config' | 'orm' | 'logger' | 'metrics' | 'mcp' | 'oauth' | 'outbound' | 'secrets' | 'guard'
 >;

@@ -37,3 +37,14 @@ export function audit(
   em.persist(event);
   return event;
 }
+
+/**
+ * The SQL that writes an audit row for the row of `source` (a CTE of the same statement, at most
+ * one row), for the changes the service makes in one statement (a breaker opening or closing,
+ * src/guards/store.ts). `columns` are SQL expressions over `source`. Its five placeholders, in
+ * order: the row's id (`uuidv7()`), the actor's label, the action, the target type and target id.
+ */
+export function auditRowsSql(source: string, columns: { workspaceId: string; after: string }): string {
+  return `insert into audit_event (id, workspace_id, actor, action, target_type, target_id, before, after, created_at)
+  select ?::uuid, ${columns.workspaceId}, ?, ?, ?, ?, null, ${columns.after}, now() from ${source}`;
+}

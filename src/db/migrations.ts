@@ -6,6 +6,7 @@ import { Migration20261201140000DeclaredToolLists } from '../../migrations/Migra
 import { Migration20261201150000TurnEventWatch } from '../../migrations/Migration20261201150000TurnEventWatch.js';
 import { Migration20261202150000ToolDialects } from '../../migrations/Migration20261202150000ToolDialects.js';
 import { Migration20261202130000ReviewDiffs } from '../../migrations/Migration20261202130000ReviewDiffs.js';
+import { Migration20261202140000CallGuards } from '../../migrations/Migration20261202140000CallGuards.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
 import { Migration20261201101000UsageLive } from '../../migrations/Migration20261201101000UsageLive.js';
 import { Migration20261130000000Initial } from '../../migrations/Migration20261130000000Initial.js';
@@ -45,5 +46,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201150000TurnEventWatch', class: Migration20261201150000TurnEventWatch },
   { name: 'Migration20261202120000CheckSchema', class: Migration20261202120000CheckSchema },
   { name: 'Migration20261202130000ReviewDiffs', class: Migration20261202130000ReviewDiffs },
+  { name: 'Migration20261202140000CallGuards', class: Migration20261202140000CallGuards },
   { name: 'Migration20261202150000ToolDialects', class: Migration20261202150000ToolDialects },
 ];

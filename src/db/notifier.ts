@@ -30,6 +30,8 @@ export const INSTANCE_APPLICATION_PREFIX = 'connected-tools:';
 export const EVENTS_CHANNEL = 'ct_turn_events';
 /** API tokens revoked (or otherwise changed): every instance drops them from its cache and sockets. */
 export const AUTH_CHANNEL = 'ct_auth';
+/** A rate limit or a breaker changed (src/guards/): every instance reloads that one from the database. */
+export const GUARDS_CHANNEL = 'ct_guards';
 /**
  * The sequence whose value is the time (epoch ms, the database's clock) until which some instance
  * watches turn events (migration 20261201150000).
@@ -81,6 +83,13 @@ export interface CacheSignal {
 export interface AuthSignal {
   /** The API token (its row id, never the secret or its hash) that stopped being valid. */
   tokenId: string;
+}
+
+export interface GuardSignal {
+  kind: 'breaker' | 'limit';
+  /** breaker: CONNECTION or OPERATION; limit: the limits of the connection `id`. */
+  scope: string;
+  id: string;
 }
 
 export interface EventSignal {
@@ -185,6 +194,7 @@ export class Notifier {
         await this.#markWatched(client, true);
       }
       await client.query(`LISTEN ${AUTH_CHANNEL}`);
+      await client.query(`LISTEN ${GUARDS_CHANNEL}`);
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'LISTEN connection failed; retrying');
       this.#down(client);
@@ -273,6 +283,7 @@ export class Notifier {
       if (channel === CACHE_CHANNEL) this.#events.emit('cache', data);
       else if (channel === EVENTS_CHANNEL) this.#events.emit('event', data);
       else if (channel === AUTH_CHANNEL) this.#events.emit('auth', data);
+      else if (channel === GUARDS_CHANNEL) this.#events.emit('guards', data);
     } catch {
       this.logger.warn({ channel }, 'ignored a malformed notification');
     }
@@ -405,6 +416,11 @@ export class Notifier {
   onAuth(listener: (signal: AuthSignal) => void): () => void {
     this.#events.on('auth', listener);
     return () => this.#events.off('auth', listener);
+  }
+
+  onGuards(listener: (signal: GuardSignal) => void): () => void {
+    this.#events.on('guards', listener);
+    return () => this.#events.off('guards', listener);
   }
 
   /** Called whenever the LISTEN connection (re)connects or drops: state may have been missed. */

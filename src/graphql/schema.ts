@@ -18,6 +18,11 @@ import { TurnCallDetailsResolver } from '../turns/call-details.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { ViewerResolver } from './viewer.resolver.js';
 import {
+  ConnectionGuardsResolver,
+  GuardsResolver,
+  OperationGuardsResolver,
+} from '../guards/guards.resolver.js';
+import {
   AssistantUsageResolver,
   UsageSeriesResolver,
   WorkspaceUsageResolver,
@@ -48,6 +53,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   UsageSeriesResolver,
   ConnectionHealthResolver,
   OperationHealthResolver,
+  GuardsResolver,
+  ConnectionGuardsResolver,
+  OperationGuardsResolver,
 ];
 
 let built: GraphQLSchema | null = null;

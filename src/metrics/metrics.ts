@@ -38,6 +38,7 @@ export class Metrics {
   readonly #callDuration: Histogram<'connection'>;
   readonly #discoveries: Counter<'outcome' | 'code'>;
   readonly #leftOut: Counter<'dialect' | 'reason'>;
+  readonly #breakers: Counter<'scope' | 'transition'>;
   readonly #http: Counter<'route' | 'status'>;
   readonly #httpDuration: Histogram<'route'>;
   /** Per connection id, the label it is counted under (itself, or `other` past the cap). */
@@ -63,6 +64,12 @@ export class Metrics {
       name: `${METRICS_PREFIX}declarations_left_out_total`,
       help: "Tools left out of a turn's declared list because its model API would refuse them, by dialect and reason code (issue 26).",
       labelNames: ['dialect', 'reason'],
+      registers,
+    });
+    this.#breakers = new Counter({
+      name: `${METRICS_PREFIX}breaker_transitions_total`,
+      help: 'Circuit breakers this instance opened, reopened after a failed probe, or closed, by scope (CONNECTION, OPERATION).',
+      labelNames: ['scope', 'transition'],
       registers,
     });
     this.#discoveries = new Counter({
@@ -203,6 +210,11 @@ export class Metrics {
   /** One tool left out of a turn's list (dialect and reason come from fixed sets of ours). */
   declarationLeftOut(dialect: string, reason: string): void {
     this.#leftOut.inc({ dialect, reason });
+  }
+
+  /** A breaker moved (src/guards/call-guard.ts): `opened`, `reopened` or `closed`. */
+  breakerTransition(scope: string, transition: 'opened' | 'reopened' | 'closed'): void {
+    this.#breakers.inc({ scope, transition });
   }
 
   /** One finished discovery run. */

@@ -14,6 +14,11 @@ export enum CallStatus {
   /** Unknown name, or a gate is off. */
   UNAVAILABLE = 'UNAVAILABLE',
   /**
+   * A rate limit or concurrency cap refused the call (src/guards/): nothing was sent; the result
+   * says when to try again (`retryAfterMs`).
+   */
+  RATE_LIMITED = 'RATE_LIMITED',
+  /**
    * Records only, never a callTool answer: a WRITE whose request may have reached the tool server,
    * but whose outcome was never stored (the database failed during the call, or the service died).
    * Closed by the ledger sweep; an operator reconciles it with the tool's own records.

@@ -22,6 +22,10 @@ export interface CallResult {
   resends: number;
   durationMs: number;
   truncated: boolean;
+  /** RATE_LIMITED (and an open breaker): when trying again may work, in ms; absent otherwise. */
+  retryAfterMs?: number | null;
+  /** A limit or breaker refused the call (src/guards/call-guard.ts): which, for the debugger. */
+  refused?: { by: 'BREAKER' | 'RATE_LIMIT'; scope: string; name: string; retryAfterMs: number | null };
 }
 
 const EXCERPT = 300;

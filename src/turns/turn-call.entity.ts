@@ -13,6 +13,10 @@ export { CallStatus };
 registerEnumType(CallStatus, {
   name: 'CallStatus',
   valuesConfig: {
+    RATE_LIMITED: {
+      description:
+        'A rate limit or concurrency cap refused the call: nothing was sent. retryAfterMs says when to try again. See README, "Limits and breakers".',
+    },
     OUTCOME_UNKNOWN: {
       description:
         'Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See README, "The ledger".',

@@ -221,6 +221,12 @@ export class CallToolPayload {
       '{ content, structuredContent?, isError }. Within the dialect\'s size budget.',
   })
   forModel!: JsonValue;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'RATE_LIMITED, or UNAVAILABLE from an open circuit breaker: about when trying again may work, in ms (README, "Limits and breakers").',
+  })
+  retryAfterMs?: number | null;
 }
 
 @InputType()
@@ -475,6 +481,7 @@ export class TurnResolver {
       get forModel(): JsonValue {
         return forModel(result.dialect, result, budgets);
       },
+      retryAfterMs: result.retryAfterMs ?? null,
     };
   }
 

@@ -32,6 +32,7 @@ import { resolveDeclaredName } from './declare.js';
 import { decodeArguments } from './dialects/decode.js';
 import type { DialectTool, LeftOutTool } from './dialects/declarations.js';
 import type { ToolDialect } from './dialects/dialect.js';
+import type { Permit } from '../guards/call-guard.js';
 import { CallProgress } from './call-progress.js';
 import { rejectionMessage } from './arguments.js';
 import { dispatch } from './dispatch.js';
@@ -472,7 +473,7 @@ function finishJson(
 ): string {
   const { result, op, turn } = c;
   const isWrite = c.intentId !== null;
-  const payload = storableJson({
+  const fields: Record<string, unknown> = {
     seq,
     name: c.name,
     operationKey: op?.key ?? null,
@@ -484,7 +485,10 @@ function finishJson(
     message: c.message,
     result: eventResult(result),
     progress,
-  });
+  };
+  // A limit or breaker refused the call: which one, for the debugger (src/guards/call-guard.ts).
+  if (result.refused) fields.refused = result.refused;
+  const payload = storableJson(fields);
   return storableRecordJson(
     {
       id: c.callId,
@@ -839,6 +843,15 @@ export class TurnService {
       );
     }
 
+    // Rate limits and breakers (src/guards/call-guard.ts): a refused call is recorded, sends nothing.
+    let permit: Permit | null = null;
+    if (early === null) {
+      const admitted = this.services.guard.admit(op!, turn.workspaceId, name);
+      const admission = admitted instanceof Promise ? await admitted : admitted;
+      if (admission.ok) permit = admission;
+      else early = admission.result;
+    }
+
     const callId = uuidv7();
     // A WRITE that will be dispatched gets a ledger intent before its request can go out.
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
@@ -933,6 +946,7 @@ export class TurnService {
       );
     }
     if (hold !== null) clearTimeout(hold);
+    if (permit !== null) this.services.guard.report(op!, permit, result.status);
     const durationMs = Math.max(result.durationMs, Math.round(performance.now() - t0));
     const isWrite = intentId !== null;
     const message = storableText(result.message);

@@ -7,7 +7,7 @@ import { DURATION_BOUNDS_MS, HISTOGRAM_COLUMNS } from './histogram.js';
 export const BOUNDS_SQL = `array[${DURATION_BOUNDS_MS.join(',')}]::int[]`;
 
 /** Statuses that count as errors: everything final but SUCCEEDED. */
-export const ERROR_STATUSES_SQL = `('TOOL_ERROR','UPSTREAM_ERROR','TIMEOUT','REJECTED','UNAVAILABLE','OUTCOME_UNKNOWN')`;
+export const ERROR_STATUSES_SQL = `('TOOL_ERROR','UPSTREAM_ERROR','TIMEOUT','REJECTED','UNAVAILABLE','RATE_LIMITED','OUTCOME_UNKNOWN')`;
 
 /** The lowest UUIDv7 of an instant (a `timestamptz` SQL expression): call ids are UUIDv7 made at the call's start. */
 export function uuidFloorSql(instant: string): string {

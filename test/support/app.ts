@@ -60,6 +60,8 @@ export async function startTestApp(
     env?: Record<string, string>;
     bootstrapAdmin?: boolean;
     captureLogs?: boolean;
+    /** The clock of rate limits and breakers (src/guards/): fake time for their windows. */
+    now?: () => number;
   } = {},
 ): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ct-app-'));
@@ -85,6 +87,7 @@ export async function startTestApp(
   const app = await startApp(config, logger, {
     onQuery: (sql) => queries.push(sql),
     bootstrapAdmin: options.bootstrapAdmin ?? false,
+    now: options.now,
   });
   const gql = async <T, V>(doc: TypedDocumentNode<T, V> | string, variables?: V, token?: string | null) => {
     const res = await fetch(app.http.url, {

@@ -17,15 +17,22 @@ export function encodeArguments(shape: Shape | null, canonical: JsonValue, stric
     case 'json':
       return JSON.stringify(canonical);
     case 'arr':
-      return Array.isArray(canonical) ? canonical.map((v) => encodeArguments(shape.items, v, strict)) : canonical;
+      return Array.isArray(canonical)
+        ? canonical.map((v) => encodeArguments(shape.items, v, strict))
+        : canonical;
     case 'obj': {
       if (!isObject(canonical)) return canonical;
-      const byCanonical = new Map(Object.entries(shape.props).map(([declared, p]) => [p.name, { declared, p }]));
+      const byCanonical = new Map(
+        Object.entries(shape.props).map(([declared, p]) => [p.name, { declared, p }]),
+      );
       const out: JsonObject = {};
       for (const [key, value] of Object.entries(canonical)) {
         const hit = byCanonical.get(key);
         if (hit) out[hit.declared] = encodeArguments(hit.p.shape, value as JsonValue, strict);
-        else out[key] = shape.rest ? encodeArguments(shape.rest, value as JsonValue, strict) : (value as JsonValue);
+        else
+          out[key] = shape.rest
+            ? encodeArguments(shape.rest, value as JsonValue, strict)
+            : (value as JsonValue);
       }
       if (strict) {
         // Strict mode: every property is required; one the model leaves out it writes as null.
@@ -47,7 +54,10 @@ export function asJsonSchema(dialect: ToolDialect, schema: JsonValue): JsonValue
     const out: JsonObject = {};
     for (const [k, v] of Object.entries(node)) {
       if (k === 'nullable' || k === 'format') continue;
-      out[k] = k === 'properties' && isObject(v) ? Object.fromEntries(Object.entries(v).map(([n, s]) => [n, walk(s as JsonValue)])) : walk(v as JsonValue);
+      out[k] =
+        k === 'properties' && isObject(v)
+          ? Object.fromEntries(Object.entries(v).map(([n, s]) => [n, walk(s as JsonValue)]))
+          : walk(v as JsonValue);
     }
     if (node.nullable === true) {
       if (typeof out.type === 'string') out.type = [out.type, 'null'];

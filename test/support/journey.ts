@@ -17,6 +17,7 @@ import {
   FinishTurnDocument,
   SetConnectedToolsDocument,
   SetRiskDocument,
+  SetCallLimitDocument,
 } from '../generated/graphql.js';
 import { REDIRECT_URI, signIn, type LoggedApp } from '../integration/oauth/helpers.js';
 import { Role, type TestApp } from './app.js';
@@ -194,6 +195,13 @@ export async function runJourney(t: TestApp): Promise<Journey> {
   const lookup = reviewed.connection!.operations.nodes.find((o) => o.name === 'lookup')!;
   await t.ok(SetRiskDocument, { input: { operationId: lookup.id, risk: 'WRITE' } }, admin);
   await t.ok(EnableDocument, { input: { operationId: lookup.id } }, admin);
+  // Rate limits far above the journey's calls, so that every CallLimit field has rows to answer.
+  for (const input of [
+    { connectionId: mcpId, calls: 1_000_000 },
+    { connectionId: mcpId, workspaceId, calls: 1_000_000 },
+    { operationId: lookup.id, calls: 1_000_000 },
+  ])
+    await t.ok(SetCallLimitDocument, { input }, admin);
 
   // OpenAPI, with a deprecated operation that is skipped, and an API key in a header.
   const api: Server = createServer((req, res) => {

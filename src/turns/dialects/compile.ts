@@ -40,7 +40,8 @@ import { joinDescription, mergeAll, normalizeSchema, typeList } from './normaliz
 import { mergeShapes, type ObjectShape, type PropShape, type Shape } from './shape.js';
 
 /** Why a tool cannot be declared in a dialect. */
-export type LeftOutCode = 'SCHEMA_TOO_LARGE' | 'UNSUPPORTED_SCHEMA' | 'IRREVERSIBLE' | 'RULE_VIOLATION' | 'TOOL_LIMIT';
+export type LeftOutCode =
+  'SCHEMA_TOO_LARGE' | 'UNSUPPORTED_SCHEMA' | 'IRREVERSIBLE' | 'RULE_VIOLATION' | 'TOOL_LIMIT';
 
 export type CompiledSchema =
   | {
@@ -111,7 +112,17 @@ const JSON_SCHEMA_KEYWORDS = [
 ];
 
 /** OpenAI Structured Outputs' string formats (docs/dialects.md, openai.strict.format). */
-const OPENAI_STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+const OPENAI_STRICT_FORMATS = new Set([
+  'date-time',
+  'time',
+  'date',
+  'duration',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uuid',
+]);
 /** Gemini's Schema.format values, by type (docs/dialects.md, gemini.format). */
 const GEMINI_FORMATS: Record<string, ReadonlySet<string>> = {
   string: new Set(['enum', 'date-time']),
@@ -171,7 +182,12 @@ const PROFILES: Record<Exclude<ToolDialect, 'GENERIC'>, Profile> = {
     propertyName: SAFE_PROPERTY_NAME,
     propertyNameStart: false,
     maxObjectDepth: 10,
-    caps: { properties: 5_000, enumValues: 1_000, chars: 120_000, bigStringEnum: { values: 250, chars: 15_000 } },
+    caps: {
+      properties: 5_000,
+      enumValues: 1_000,
+      chars: 120_000,
+      bigStringEnum: { values: 250, chars: 15_000 },
+    },
   },
   ANTHROPIC: {
     keep: new Set(JSON_SCHEMA_KEYWORDS),
@@ -315,14 +331,20 @@ export function compileSchema(dialect: Exclude<ToolDialect, 'GENERIC'>, schema: 
  * The root as one plain object schema: `anyOf`/`oneOf` options that are objects merged into it.
  * Each option's own required list still holds through the canonical check.
  */
-function rootObject(schema: JsonObject): { ok: true; schema: JsonObject } | { ok: false; code: LeftOutCode; reason: string } {
+function rootObject(
+  schema: JsonObject,
+): { ok: true; schema: JsonObject } | { ok: false; code: LeftOutCode; reason: string } {
   const { anyOf, oneOf, ...base } = schema;
   const options = [...listOf(anyOf), ...listOf(oneOf)];
   let merged: JsonObject = base;
   if (options.length > 0) {
     const objects = options.filter((o) => isObjectSchema(o));
     if (objects.length !== options.length && !isObjectSchema(base)) {
-      return { ok: false, code: 'UNSUPPORTED_SCHEMA', reason: 'its input schema is a union of non-object schemas' };
+      return {
+        ok: false,
+        code: 'UNSUPPORTED_SCHEMA',
+        reason: 'its input schema is a union of non-object schemas',
+      };
     }
     const properties: JsonObject = { ...(isObject(base.properties) ? base.properties : {}) };
     for (const o of objects) {
@@ -334,7 +356,10 @@ function rootObject(schema: JsonObject): { ok: true; schema: JsonObject } | { ok
     }
     const requiredByAll = objects
       .map((o) => new Set(listOf(o.required).filter((r): r is string => typeof r === 'string')))
-      .reduce<Set<string> | null>((acc, s) => (acc === null ? s : new Set([...acc].filter((r) => s.has(r)))), null);
+      .reduce<Set<string> | null>(
+        (acc, s) => (acc === null ? s : new Set([...acc].filter((r) => s.has(r)))),
+        null,
+      );
     const required = [...new Set([...listOf(base.required), ...(requiredByAll ?? [])])];
     const forms = objects
       .map((o, i) => {
@@ -347,7 +372,10 @@ function rootObject(schema: JsonObject): { ok: true; schema: JsonObject } | { ok
     merged = { ...base, type: 'object', properties };
     if (required.length > 0) merged.required = required;
     else delete merged.required;
-    merged.description = joinDescription(base.description, `The arguments take one of these forms: ${forms}.`);
+    merged.description = joinDescription(
+      base.description,
+      `The arguments take one of these forms: ${forms}.`,
+    );
   }
   if (!isObjectSchema(merged)) {
     return { ok: false, code: 'UNSUPPORTED_SCHEMA', reason: 'its input schema does not describe an object' };
@@ -359,7 +387,12 @@ function isObjectSchema(s: JsonValue | undefined): s is JsonObject {
   if (!isObject(s)) return false;
   const types = typeList(s.type);
   if (types.length > 0) return types.includes('object');
-  return s.properties !== undefined || s.additionalProperties !== undefined || Object.keys(s).length === 0 || onlyAnnotations(s);
+  return (
+    s.properties !== undefined ||
+    s.additionalProperties !== undefined ||
+    Object.keys(s).length === 0 ||
+    onlyAnnotations(s)
+  );
 }
 
 function onlyAnnotations(s: JsonObject): boolean {
@@ -378,7 +411,10 @@ function compileNode(node: JsonObject, ctx: Ctx, depth: number): Out {
 
   let types = typeList(node.type);
   if (types.length === 0) types = inferredTypes(node);
-  const nullable = types.includes('null') || node.nullable === true || (Array.isArray(node.enum) && node.enum.includes(null));
+  const nullable =
+    types.includes('null') ||
+    node.nullable === true ||
+    (Array.isArray(node.enum) && node.enum.includes(null));
   const nonNull = types.filter((t) => t !== 'null');
   if (types.length === 0) return permissive(node, ctx);
   if (nonNull.length === 0) {
@@ -401,7 +437,8 @@ function compileNode(node: JsonObject, ctx: Ctx, depth: number): Out {
 }
 
 function inferredTypes(node: JsonObject): string[] {
-  if (isObject(node.properties) || node.additionalProperties !== undefined || Array.isArray(node.required)) return ['object'];
+  if (isObject(node.properties) || node.additionalProperties !== undefined || Array.isArray(node.required))
+    return ['object'];
   if (node.items !== undefined || Array.isArray(node.prefixItems)) return ['array'];
   const values = Array.isArray(node.enum) ? node.enum : node.const !== undefined ? [node.const] : null;
   if (values) return [...new Set(values.map(jsonType))];
@@ -443,16 +480,26 @@ function asJsonText(node: JsonObject, ctx: Ctx, what: string): Out {
 
 function compileUnion(node: JsonObject, options: JsonObject[], ctx: Ctx, depth: number): Out {
   const { anyOf: _a, oneOf: _o, ...base } = node;
-  const structural = Object.keys(base).some((k) => k !== 'description' && k !== 'title' && k !== 'default' && k !== 'nullable');
+  const structural = Object.keys(base).some(
+    (k) => k !== 'description' && k !== 'title' && k !== 'default' && k !== 'nullable',
+  );
   const { description: _d, title: _t, ...baseStructure } = base;
   const parts = options.map((o) => (structural ? mergeAll([baseStructure, o]) : o));
-  const nullOptions = parts.filter((p) => typeList(p.type).length === 1 && p.type === 'null' || (Array.isArray(p.type) && p.type.length === 1 && p.type[0] === 'null'));
+  const nullOptions = parts.filter(
+    (p) =>
+      (typeList(p.type).length === 1 && p.type === 'null') ||
+      (Array.isArray(p.type) && p.type.length === 1 && p.type[0] === 'null'),
+  );
   const rest = parts.filter((p) => !nullOptions.includes(p));
   const nullable = nullOptions.length > 0 || base.nullable === true;
   if (rest.length === 0) return finish(base, { type: 'null' }, null, ctx, [], false);
   if (rest.length === 1) {
     const only = { ...rest[0]! };
-    if (typeof base.description === 'string') only.description = joinDescription(base.description, typeof only.description === 'string' ? only.description : '');
+    if (typeof base.description === 'string')
+      only.description = joinDescription(
+        base.description,
+        typeof only.description === 'string' ? only.description : '',
+      );
     const out = compileNode(only, ctx, depth);
     return nullable && !out.permissive ? makeNullable(out, ctx) : out;
   }
@@ -476,7 +523,10 @@ function compileUnion(node: JsonObject, options: JsonObject[], ctx: Ctx, depth: 
         const own = c.shape?.k === 'obj' ? (c.shape.props[declared]?.name ?? declared) : declared;
         const merged = shape.props[declared];
         if (merged && merged.name !== own)
-          throw new LeaveOut('IRREVERSIBLE', 'two options of one of its unions rename a property differently');
+          throw new LeaveOut(
+            'IRREVERSIBLE',
+            'two options of one of its unions rename a property differently',
+          );
       }
     }
   }
@@ -528,12 +578,15 @@ function compileObject(node: JsonObject, ctx: Ctx, depth: number, root: boolean)
     if (isObject(additional) && profile.keep.has('additionalProperties')) {
       const values = compileNode(additional, ctx, depth);
       const schema: JsonObject = { type: 'object', additionalProperties: values.schema };
-      const shape: Shape | null = values.shape ? { k: 'obj', props: Object.create(null) as Record<string, PropShape>, rest: values.shape } : null;
+      const shape: Shape | null = values.shape
+        ? { k: 'obj', props: Object.create(null) as Record<string, PropShape>, rest: values.shape }
+        : null;
       return finish(node, schema, shape, ctx, ['additionalProperties'], false);
     }
     return finish(node, { type: 'object' }, null, ctx, [], false);
   }
-  if (!root && depth > profile.maxObjectDepth) return asJsonText(node, ctx, `nested deeper than ${profile.maxObjectDepth} levels`);
+  if (!root && depth > profile.maxObjectDepth)
+    return asJsonText(node, ctx, `nested deeper than ${profile.maxObjectDepth} levels`);
 
   const required = new Set(listOf(node.required).filter((r): r is string => typeof r === 'string'));
   const declaredNames = renameAll(names, profile);
@@ -584,7 +637,9 @@ function compileObject(node: JsonObject, ctx: Ctx, depth: number, root: boolean)
     // properties only; other keys still pass the canonical check.
     handled.push('additionalProperties');
   }
-  const shape: ObjectShape | null = changed ? { k: 'obj', props: shapeProps, ...(rest ? { rest } : {}) } : null;
+  const shape: ObjectShape | null = changed
+    ? { k: 'obj', props: shapeProps, ...(rest ? { rest } : {}) }
+    : null;
   return finish(node, schema, shape, ctx, handled, root);
 }
 
@@ -598,7 +653,14 @@ function compileArray(node: JsonObject, ctx: Ctx, depth: number): Out {
   }
   const inner = compileNode(items, ctx, depth);
   const schema: JsonObject = { type: 'array', items: inner.schema };
-  return finish(node, schema, inner.shape ? { k: 'arr', items: inner.shape } : null, ctx, ['items', 'prefixItems'], false);
+  return finish(
+    node,
+    schema,
+    inner.shape ? { k: 'arr', items: inner.shape } : null,
+    ctx,
+    ['items', 'prefixItems'],
+    false,
+  );
 }
 
 function compileScalar(node: JsonObject, type: string, ctx: Ctx): Out {
@@ -611,7 +673,13 @@ function compileScalar(node: JsonObject, type: string, ctx: Ctx): Out {
     const values = node.enum.filter((v) => v !== null && typeof v !== 'object' && fitsType(v, type));
     const fits =
       values.length > 0 &&
-      values.every((v) => (profile.enumValues === 'any' ? true : profile.enumValues === 'strings' ? typeof v === 'string' : typeof v === 'string' || typeof v === 'number')) &&
+      values.every((v) =>
+        profile.enumValues === 'any'
+          ? true
+          : profile.enumValues === 'strings'
+            ? typeof v === 'string'
+            : typeof v === 'string' || typeof v === 'number',
+      ) &&
       !(profile.noEmptyEnumValue && values.includes('')) &&
       enumWithinCaps(values, ctx);
     if (fits) {
@@ -627,17 +695,26 @@ function compileScalar(node: JsonObject, type: string, ctx: Ctx): Out {
   if (node.const !== undefined) {
     handled.push('const');
     const v = node.const;
-    if (profile.keep.has('const') && (profile.caps === null || ctx.chars + String(v).length <= profile.caps.chars)) {
+    if (
+      profile.keep.has('const') &&
+      (profile.caps === null || ctx.chars + String(v).length <= profile.caps.chars)
+    ) {
       schema.const = v;
       ctx.chars += String(v).length;
-    } else if (profile.enumValues !== 'any' && (typeof v === 'string' ? !(profile.noEmptyEnumValue && v === '') : profile.enumValues === 'strings-numbers' && typeof v === 'number')) {
+    } else if (
+      profile.enumValues !== 'any' &&
+      (typeof v === 'string'
+        ? !(profile.noEmptyEnumValue && v === '')
+        : profile.enumValues === 'strings-numbers' && typeof v === 'number')
+    ) {
       schema.enum = [v];
     } else notes.push(`must be ${JSON.stringify(v)}`);
   }
   if (typeof node.format === 'string') {
     handled.push('format');
     const allowed = profile.formats?.[type];
-    if (profile.keep.has('format') && (allowed === undefined || allowed.has(node.format))) schema.format = node.format;
+    if (profile.keep.has('format') && (allowed === undefined || allowed.has(node.format)))
+      schema.format = node.format;
     else notes.push(`format: ${node.format}`);
   }
   return finish(node, schema, null, ctx, handled, false, notes);
@@ -648,7 +725,11 @@ function enumWithinCaps(values: JsonValue[], ctx: Ctx): boolean {
   if (!caps) return true;
   if (ctx.enumValues + values.length > caps.enumValues) return false;
   const chars = values.reduce<number>((n, v) => n + String(v).length, 0);
-  if (values.length > caps.bigStringEnum.values && values.every((v) => typeof v === 'string') && chars > caps.bigStringEnum.chars)
+  if (
+    values.length > caps.bigStringEnum.values &&
+    values.every((v) => typeof v === 'string') &&
+    chars > caps.bigStringEnum.chars
+  )
     return false;
   return ctx.chars + chars <= caps.chars;
 }
@@ -681,7 +762,8 @@ function finish(
   const { profile } = ctx;
   for (const key in node) {
     if (handled.includes(key) || key === 'type' || key === 'description' || key === 'nullable') continue;
-    if (key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'properties' || key === 'items') continue;
+    if (key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'properties' || key === 'items')
+      continue;
     const v = node[key]!;
     if (profile.keep.has(key) && KEPT_VALUE[key]?.(v) !== false) {
       if (key === 'title' && root) continue;
@@ -781,7 +863,10 @@ function describe(node: JsonObject, _ctx: Ctx, notes: string[], extra: string | 
  * `p_` where the name must start with a letter, cut to 64 characters with a hash, and numbered on
  * a clash (second pass).
  */
-export function renameAll(names: readonly string[], profile: Pick<Profile, 'propertyName' | 'propertyNameStart'>): string[] {
+export function renameAll(
+  names: readonly string[],
+  profile: Pick<Profile, 'propertyName' | 'propertyNameStart'>,
+): string[] {
   const taken = new Set<string>();
   const out: (string | undefined)[] = names.map((n) => {
     if (profile.propertyName.test(n) && !taken.has(n)) {

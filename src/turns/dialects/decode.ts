@@ -14,8 +14,7 @@ import { isObject } from '../../operations/types.js';
 import type { Shape } from './shape.js';
 
 export type Decoded =
-  | { ok: true; args: JsonObject; changed: boolean }
-  | { ok: false; field: string; problem: string };
+  { ok: true; args: JsonObject; changed: boolean } | { ok: false; field: string; problem: string };
 
 class Irreversible extends Error {
   constructor(

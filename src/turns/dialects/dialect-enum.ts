@@ -13,7 +13,9 @@ registerEnumType(ToolDialectEnum, {
   name: 'ToolDialect',
   description: 'The model API a turn declares its tools for (README, "Declaring tools to a model").',
   valuesConfig: {
-    GENERIC: { description: "The canonical tools, as before dialects: name, description, inputSchema (the default)." },
+    GENERIC: {
+      description: 'The canonical tools, as before dialects: name, description, inputSchema (the default).',
+    },
     OPENAI: { description: 'OpenAI function tools (the Chat Completions shape), non-strict.' },
     OPENAI_STRICT: { description: 'OpenAI function tools with strict: true (Structured Outputs).' },
     ANTHROPIC: { description: 'Anthropic Messages API tools (input_schema).' },

@@ -35,7 +35,11 @@ const ANTHROPIC_IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', '
 
 type Result = Pick<CallResult, 'ok' | 'content' | 'structuredContent' | 'message' | 'truncated'>;
 
-export function forModel(dialect: ToolDialect, result: Result, budgets: ForModelBudgets = DEFAULT_FOR_MODEL_BUDGETS): JsonValue {
+export function forModel(
+  dialect: ToolDialect,
+  result: Result,
+  budgets: ForModelBudgets = DEFAULT_FOR_MODEL_BUDGETS,
+): JsonValue {
   switch (dialect) {
     case 'GENERIC': {
       const out: JsonObject = { content: result.content, isError: !result.ok };
@@ -91,14 +95,19 @@ function texts(result: Result): string[] {
       if (d) parts.push(d);
     }
   }
-  if (parts.length === 0 && result.structuredContent !== null) parts.push(JSON.stringify(result.structuredContent));
+  if (parts.length === 0 && result.structuredContent !== null)
+    parts.push(JSON.stringify(result.structuredContent));
   return parts;
 }
 
 function plainText(result: Result): string {
   const parts = texts(result);
   if (!result.ok && result.message && !parts.includes(result.message)) parts.unshift(result.message);
-  return parts.length > 0 ? parts.join('\n\n') : result.ok ? '(The tool returned no content.)' : 'The call failed.';
+  return parts.length > 0
+    ? parts.join('\n\n')
+    : result.ok
+      ? '(The tool returned no content.)'
+      : 'The call failed.';
 }
 
 function cutNote(size: number, max: number): string {

@@ -43,7 +43,8 @@ export const SUBSCHEMA_LIST_KEYWORDS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'
 /** Keywords whose value maps names to subschemas. */
 export const SUBSCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'dependentSchemas'] as const;
 
-export type Normalized = { ok: true; schema: JsonObject } | { ok: false; code: 'SCHEMA_TOO_LARGE'; reason: string };
+export type Normalized =
+  { ok: true; schema: JsonObject } | { ok: false; code: 'SCHEMA_TOO_LARGE'; reason: string };
 
 class TooLarge extends Error {}
 
@@ -66,7 +67,9 @@ export function normalizeSchema(root: JsonObject): Normalized {
       const times = expanding.filter((r) => r === ref).length;
       if (target === undefined || times >= RECURSION_DEPTH) {
         const why =
-          target === undefined ? `a reference this service does not follow (${ref.slice(0, 80)})` : 'recursive';
+          target === undefined
+            ? `a reference this service does not follow (${ref.slice(0, 80)})`
+            : 'recursive';
         const out = walk(siblings, depth);
         out.description = joinDescription(out.description, `Any value (${why}).`);
         return out;
@@ -87,7 +90,12 @@ export function normalizeSchema(root: JsonObject): Normalized {
       const v = node[key]!;
       if ((SUBSCHEMA_KEYWORDS as readonly string[]).includes(key)) {
         // `additionalProperties: false` (and `true`) mean what they say: kept as they are.
-        out[key] = typeof v === 'boolean' ? v : Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : walk(v, depth + 1);
+        out[key] =
+          typeof v === 'boolean'
+            ? v
+            : Array.isArray(v)
+              ? v.map((s) => walk(s, depth + 1))
+              : walk(v, depth + 1);
       } else if ((SUBSCHEMA_LIST_KEYWORDS as readonly string[]).includes(key)) {
         out[key] = Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : [];
       } else if ((SUBSCHEMA_MAP_KEYWORDS as readonly string[]).includes(key)) {

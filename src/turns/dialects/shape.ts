@@ -22,9 +22,7 @@ export interface ObjectShape {
 
 export type Shape =
   /** Declared as a string of JSON text: parsed back. */
-  | { k: 'json' }
-  | ObjectShape
-  | { k: 'arr'; items: Shape };
+  { k: 'json' } | ObjectShape | { k: 'arr'; items: Shape };
 
 /**
  * One shape for a value that may take either of two options' forms (a union). `conflict` when the

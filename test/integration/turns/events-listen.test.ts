@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import {
   AUTH_CHANNEL,
+  GUARDS_CHANNEL,
   CACHE_CHANNEL,
   EVENTS_CHANNEL,
   Notifier,
@@ -31,8 +32,8 @@ const quiet = createLogger(
     write: (_chunk, _encoding, done) => done(),
   }),
 );
-const ALWAYS = [AUTH_CHANNEL, CACHE_CHANNEL].sort();
-const WATCHED = [AUTH_CHANNEL, CACHE_CHANNEL, EVENTS_CHANNEL].sort();
+const ALWAYS = [AUTH_CHANNEL, CACHE_CHANNEL, GUARDS_CHANNEL].sort();
+const WATCHED = [AUTH_CHANNEL, CACHE_CHANNEL, EVENTS_CHANNEL, GUARDS_CHANNEL].sort();
 const LINGER_MS = 50;
 
 const notifiers: Notifier[] = [];

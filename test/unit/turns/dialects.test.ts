@@ -25,16 +25,25 @@ import { HARD_TOOLS } from '../../support/hard-schema-server.js';
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
 const shared = resolve(repoRoot, '../shared/corpus/openapi');
-const corpusDir = existsSync(join(shared, 'MANIFEST.tsv')) ? shared : resolve(repoRoot, 'test/fixtures/openapi');
+const corpusDir = existsSync(join(shared, 'MANIFEST.tsv'))
+  ? shared
+  : resolve(repoRoot, 'test/fixtures/openapi');
 const COMPILED = TOOL_DIALECTS.filter((d): d is Exclude<ToolDialect, 'GENERIC'> => d !== 'GENERIC');
 
 const BUILT_IN = {
   name: 'web_search',
   description: 'Searches the web.',
-  inputSchema: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'] },
+  inputSchema: {
+    type: 'object',
+    properties: { query: { type: 'string', minLength: 1 } },
+    required: ['query'],
+  },
 };
 
-function ops(slug: string, tools: readonly { name: string; description: string | null; inputSchema: JsonObject }[]): DeclarableOperation[] {
+function ops(
+  slug: string,
+  tools: readonly { name: string; description: string | null; inputSchema: JsonObject }[],
+): DeclarableOperation[] {
   return tools.map((t, i) => ({
     operationId: `${slug}-${i}`,
     connectionSlug: slug,
@@ -56,7 +65,9 @@ function sample(node: JsonValue | undefined, depth = 0): JsonValue {
     return sample(isObject(first) ? { ...rest, ...first } : first, depth + 1);
   }
   const types = typeof node.type === 'string' ? [node.type] : Array.isArray(node.type) ? node.type : [];
-  const type = types.find((t) => t !== 'null') ?? (isObject(node.properties) ? 'object' : node.items ? 'array' : undefined);
+  const type =
+    types.find((t) => t !== 'null') ??
+    (isObject(node.properties) ? 'object' : node.items ? 'array' : undefined);
   switch (type) {
     case 'object': {
       const out: JsonObject = {};
@@ -92,23 +103,32 @@ interface RoundTrip {
 }
 
 /** One tool's canonical arguments through `dialect`'s declared schema and back. */
-function roundTrip(dialect: Exclude<ToolDialect, 'GENERIC'>, schema: JsonObject, canonical: JsonObject): RoundTrip {
+function roundTrip(
+  dialect: Exclude<ToolDialect, 'GENERIC'>,
+  schema: JsonObject,
+  canonical: JsonObject,
+): RoundTrip {
   const compiled = compileSchema(dialect, schema);
   if (!compiled.ok) return { ok: true };
   const written = encodeArguments(compiled.shape, canonical, dialect === 'OPENAI_STRICT') as JsonObject;
   if (compiled.schema !== null) {
     const declared = passes(asJsonSchema(dialect, compiled.schema), written);
-    if (!declared.ok) return { ok: false, why: `the model's arguments fail the declared schema: ${declared.errors}` };
+    if (!declared.ok)
+      return { ok: false, why: `the model's arguments fail the declared schema: ${declared.errors}` };
   }
   const decoded = decodeArguments(compiled.shape, written);
   if (!decoded.ok) return { ok: false, why: `not decoded: ${decoded.field} ${decoded.problem}` };
   try {
     expect(decoded.args).toEqual(canonical);
   } catch {
-    return { ok: false, why: `decoded ${JSON.stringify(decoded.args).slice(0, 300)} != ${JSON.stringify(canonical).slice(0, 300)}` };
+    return {
+      ok: false,
+      why: `decoded ${JSON.stringify(decoded.args).slice(0, 300)} != ${JSON.stringify(canonical).slice(0, 300)}`,
+    };
   }
   const check = compileArguments(schema);
-  if (check.ok && !check.validate(decoded.args).ok) return { ok: false, why: 'the decoded arguments fail the canonical check' };
+  if (check.ok && !check.validate(decoded.args).ok)
+    return { ok: false, why: 'the decoded arguments fail the canonical check' };
   return { ok: true };
 }
 
@@ -120,7 +140,9 @@ describe(`every description × every dialect (${corpusDir.includes('shared') ? '
   it.each(files)('%s', { timeout: 300_000 }, (file) => {
     let operations;
     try {
-      const { document } = parseDescription(readFileSync(join(corpusDir, file), 'utf8'), { maxBytes: 64 * 1024 * 1024 });
+      const { document } = parseDescription(readFileSync(join(corpusDir, file), 'utf8'), {
+        maxBytes: 64 * 1024 * 1024,
+      });
       operations = convertDescription(document, `https://descriptions.example.com/${file}`, null).operations;
     } catch {
       return; // refused by the contract (tested in the OpenAPI corpus test)
@@ -130,7 +152,12 @@ describe(`every description × every dialect (${corpusDir.includes('shared') ? '
     let trips = 0;
     for (const dialect of TOOL_DIALECTS) {
       const compiled = compileToolList(dialect, list, (id) => id);
-      expect(checkDeclarationList(dialect, compiled.tools.map((t) => t.declaration))).toEqual([]);
+      expect(
+        checkDeclarationList(
+          dialect,
+          compiled.tools.map((t) => t.declaration),
+        ),
+      ).toEqual([]);
       // Every tool is declared or left out with a reason; none is dropped silently.
       expect(compiled.tools.length + compiled.leftOut.length).toBe(list.tools.length);
       for (const l of compiled.leftOut) expect(l.reason.length).toBeGreaterThan(10);
@@ -138,7 +165,11 @@ describe(`every description × every dialect (${corpusDir.includes('shared') ? '
       if (dialect === 'GENERIC') {
         expect(compiled.leftOut).toEqual([]);
         compiled.tools.forEach((t, i) => {
-          expect(t.declaration).toEqual({ name: list.tools[i]!.name, description: list.tools[i]!.description, inputSchema: list.tools[i]!.inputSchema });
+          expect(t.declaration).toEqual({
+            name: list.tools[i]!.name,
+            description: list.tools[i]!.description,
+            inputSchema: list.tools[i]!.inputSchema,
+          });
           expect(t.declaration.inputSchema).toBe(list.tools[i]!.inputSchema);
         });
         continue;
@@ -168,7 +199,15 @@ describe(`every description × every dialect (${corpusDir.includes('shared') ? '
 function stripNulls(dialect: ToolDialect, args: JsonObject): JsonObject {
   if (dialect !== 'OPENAI_STRICT') return args;
   const walk = (v: JsonValue): JsonValue =>
-    Array.isArray(v) ? v.map(walk) : isObject(v) ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, walk(x as JsonValue)])) : v;
+    Array.isArray(v)
+      ? v.map(walk)
+      : isObject(v)
+        ? Object.fromEntries(
+            Object.entries(v)
+              .filter(([, x]) => x !== null)
+              .map(([k, x]) => [k, walk(x as JsonValue)]),
+          )
+        : v;
   return walk(args) as JsonObject;
 }
 
@@ -187,15 +226,23 @@ function compileArgumentsCache(operations: readonly { inputSchema: JsonObject }[
 describe('the hard-case tools × every dialect', () => {
   const list = declareTools({ builtIns: [BUILT_IN], operations: ops('hard', HARD_TOOLS) });
 
-  it.each(COMPILED)('%s: every tool declared passes the rules, the rest are listed with a reason', (dialect) => {
-    const compiled = compileToolList(dialect, list, (id) => id);
-    expect(checkDeclarationList(dialect, compiled.tools.map((t) => t.declaration))).toEqual([]);
-    expect(compiled.tools.length + compiled.leftOut.length).toBe(list.tools.length);
-    // Only strict mode has caps the wide tool can break; everything else is declared.
-    const left = compiled.leftOut.map((l) => l.name);
-    if (dialect === 'OPENAI_STRICT') expect(left).toEqual(['hard__wide_report']);
-    else expect(left).toEqual([]);
-  });
+  it.each(COMPILED)(
+    '%s: every tool declared passes the rules, the rest are listed with a reason',
+    (dialect) => {
+      const compiled = compileToolList(dialect, list, (id) => id);
+      expect(
+        checkDeclarationList(
+          dialect,
+          compiled.tools.map((t) => t.declaration),
+        ),
+      ).toEqual([]);
+      expect(compiled.tools.length + compiled.leftOut.length).toBe(list.tools.length);
+      // Only strict mode has caps the wide tool can break; everything else is declared.
+      const left = compiled.leftOut.map((l) => l.name);
+      if (dialect === 'OPENAI_STRICT') expect(left).toEqual(['hard__wide_report']);
+      else expect(left).toEqual([]);
+    },
+  );
 
   it.each(COMPILED.flatMap((d) => HARD_TOOLS.map((t) => [d, t.name] as const)))(
     '%s: %s round-trips its example',
@@ -261,7 +308,11 @@ describe('what each dialect is given', () => {
       mode: null,
       note: null,
     });
-    expect(decoded).toEqual({ ok: true, changed: true, args: { 'user.email': 'a@example.com', tags: ['a', 1] } });
+    expect(decoded).toEqual({
+      ok: true,
+      changed: true,
+      args: { 'user.email': 'a@example.com', tags: ['a', 1] },
+    });
   });
 
   it('should keep a JSON Schema dialect close to the canonical schema', () => {
@@ -294,7 +345,15 @@ describe('what each dialect is given', () => {
 
   it('should cut a recursive $ref into a permissive schema, and inline the others', () => {
     const tree: JsonObject = {
-      $defs: { Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+      $defs: {
+        Node: {
+          type: 'object',
+          properties: {
+            name: { type: 'string' },
+            children: { type: 'array', items: { $ref: '#/$defs/Node' } },
+          },
+        },
+      },
       type: 'object',
       properties: { root: { $ref: '#/$defs/Node' } },
     };
@@ -314,15 +373,25 @@ describe('what each dialect is given', () => {
       field: 'tags',
       problem: 'must be JSON text (it was declared as a string holding JSON)',
     });
-    expect(decodeArguments(out.shape, { user_email: 'a', 'user.email': 'b' })).toMatchObject({ ok: false, field: 'user.email' });
+    expect(decodeArguments(out.shape, { user_email: 'a', 'user.email': 'b' })).toMatchObject({
+      ok: false,
+      field: 'user.email',
+    });
     // A key such as __proto__ stays a plain key.
-    const proto = decodeArguments(out.shape, JSON.parse('{"user_email":"a","__proto__":{"x":1}}') as JsonObject);
+    const proto = decodeArguments(
+      out.shape,
+      JSON.parse('{"user_email":"a","__proto__":{"x":1}}') as JsonObject,
+    );
     expect(proto.ok && Object.hasOwn(proto.args, '__proto__')).toBe(true);
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
   it('should leave connection tools past OpenAI’s 128 out with TOOL_LIMIT, keeping built-ins and finish_turn', () => {
-    const many = Array.from({ length: 140 }, (_, i) => ({ name: `op_${String(i).padStart(3, '0')}`, description: 'd', inputSchema: { type: 'object', properties: {} } }));
+    const many = Array.from({ length: 140 }, (_, i) => ({
+      name: `op_${String(i).padStart(3, '0')}`,
+      description: 'd',
+      inputSchema: { type: 'object', properties: {} },
+    }));
     const list = declareTools({ builtIns: [BUILT_IN], operations: ops('many', many) });
     for (const dialect of ['OPENAI', 'OPENAI_STRICT', 'GEMINI'] as const) {
       const compiled = compileToolList(dialect, list, (id) => id);
@@ -337,22 +406,58 @@ describe('what each dialect is given', () => {
   });
 
   it('should wrap each declaration the way its API takes it', () => {
-    const list = declareTools({ builtIns: [], operations: ops('shop', [{ name: 'find', description: 'Finds.', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }]) });
+    const list = declareTools({
+      builtIns: [],
+      operations: ops('shop', [
+        {
+          name: 'find',
+          description: 'Finds.',
+          inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+      ]),
+    });
     const first = (d: ToolDialect) => compileToolList(d, list, (id) => id).tools[0]!.declaration;
-    expect(first('OPENAI')).toEqual({ type: 'function', function: { name: 'shop__find', description: 'Finds.', parameters: { type: 'object', properties: { q: { type: 'string' } } } } });
+    expect(first('OPENAI')).toEqual({
+      type: 'function',
+      function: {
+        name: 'shop__find',
+        description: 'Finds.',
+        parameters: { type: 'object', properties: { q: { type: 'string' } } },
+      },
+    });
     expect(first('OPENAI_STRICT')).toEqual({
       type: 'function',
       function: {
         name: 'shop__find',
         description: 'Finds.',
         strict: true,
-        parameters: { type: 'object', properties: { q: { type: ['string', 'null'], description: 'Optional: null means not given.' } }, required: ['q'], additionalProperties: false },
+        parameters: {
+          type: 'object',
+          properties: { q: { type: ['string', 'null'], description: 'Optional: null means not given.' } },
+          required: ['q'],
+          additionalProperties: false,
+        },
       },
     });
-    expect(first('ANTHROPIC')).toEqual({ name: 'shop__find', description: 'Finds.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } });
-    expect(first('GEMINI')).toEqual({ name: 'shop__find', description: 'Finds.', parameters: { type: 'object', properties: { q: { type: 'string' } } } });
-    expect(first('GEMINI_JSON_SCHEMA')).toEqual({ name: 'shop__find', description: 'Finds.', parametersJsonSchema: { type: 'object', properties: { q: { type: 'string' } } } });
+    expect(first('ANTHROPIC')).toEqual({
+      name: 'shop__find',
+      description: 'Finds.',
+      input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+    });
+    expect(first('GEMINI')).toEqual({
+      name: 'shop__find',
+      description: 'Finds.',
+      parameters: { type: 'object', properties: { q: { type: 'string' } } },
+    });
+    expect(first('GEMINI_JSON_SCHEMA')).toEqual({
+      name: 'shop__find',
+      description: 'Finds.',
+      parametersJsonSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    });
     // finish_turn has no parameters: Gemini declares none.
-    expect(compileToolList('GEMINI', list, (id) => id).tools.at(-1)!.declaration).toEqual({ name: 'finish_turn', description: FINISH_TURN.description });
+    expect(compileToolList('GEMINI', list, (id) => id).tools.at(-1)!.declaration).toEqual({
+      name: 'finish_turn',
+      description: FINISH_TURN.description,
+    });
   });
 });

@@ -1,0 +1,396 @@
+/**
+ * Rate limits and circuit breakers in the API (issue 29): `setCallLimit` and `setBreaker`, and the
+ * `callLimits` / `callLimit` and `breaker` fields of Connection and Operation. Every change is
+ * audited in its own statement or transaction; every instance hears it by NOTIFY (store.ts).
+ * Reads come from this instance's memory of them (call-guard.ts): no statement per row.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  Arg,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  InputType,
+  Int,
+  Mutation,
+  ObjectType,
+  registerEnumType,
+  Resolver,
+  Root,
+} from 'type-graphql';
+import { audit } from '../audit/audit.js';
+import { Role } from '../auth/api-token.entity.js';
+import { scopedWorkspace } from '../auth/scope.js';
+import { Connection } from '../connections/connection.entity.js';
+import { visibleConnection } from '../connections/connection.resolver.js';
+import type { SqlRunner } from '../db/notifier.js';
+import { forbiddenError } from '../errors.js';
+import type { Context } from '../graphql/context.js';
+import { idOf, toGlobalId } from '../graphql/node.js';
+import { UserError } from '../graphql/user-error.js';
+import { Operation } from '../operations/operation.entity.js';
+import { visibleOperation } from '../operations/operation.resolver.js';
+import { onByDefault, type BreakerRecord, type BreakerScope } from './breaker.js';
+import type { LimitScope } from './bucket.js';
+import { LimitStore, type LimitRecord } from './store.js';
+
+export enum BreakerStateValue {
+  CLOSED = 'CLOSED',
+  OPEN = 'OPEN',
+  HALF_OPEN = 'HALF_OPEN',
+}
+registerEnumType(BreakerStateValue, {
+  name: 'BreakerState',
+  valuesConfig: {
+    CLOSED: { description: 'Calls go through.' },
+    OPEN: { description: 'Calls are answered UNAVAILABLE at once, until the cool-down ends.' },
+    HALF_OPEN: { description: 'One probe call is out; the others are answered UNAVAILABLE.' },
+  },
+});
+
+export enum BreakerForceValue {
+  OPEN = 'OPEN',
+  CLOSED = 'CLOSED',
+}
+registerEnumType(BreakerForceValue, {
+  name: 'BreakerForce',
+  description: "An operator's hand on a breaker: always open, or always closed, whatever the calls do.",
+});
+
+export enum LimitScopeValue {
+  CONNECTION = 'CONNECTION',
+  OPERATION = 'OPERATION',
+  WORKSPACE = 'WORKSPACE',
+}
+registerEnumType(LimitScopeValue, {
+  name: 'CallLimitScope',
+  valuesConfig: {
+    WORKSPACE: { description: "One workspace's calls on a connection." },
+  },
+});
+
+export enum LimitPeriod {
+  SECOND = 'SECOND',
+  MINUTE = 'MINUTE',
+}
+registerEnumType(LimitPeriod, { name: 'CallLimitPeriod' });
+
+const PERIOD_MS: Record<LimitPeriod, number> = { SECOND: 1_000, MINUTE: 60_000 };
+/** The most calls a limit may allow per period, and the largest burst. */
+export const MAX_LIMIT_CALLS = 1_000_000;
+
+@ObjectType({ description: 'A circuit breaker (README, "Limits and breakers").' })
+export class Breaker {
+  @Field(() => BreakerStateValue)
+  state!: BreakerStateValue;
+
+  @Field(() => Boolean, {
+    description: 'Counts calls and opens by itself. On by default for connections, off for operations.',
+  })
+  enabled!: boolean;
+
+  @Field(() => BreakerForceValue, { nullable: true, description: "The operator's force, if any." })
+  forced!: BreakerForceValue | null;
+
+  @Field(() => Date, { nullable: true })
+  openedAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'Why it opened.' })
+  reason!: string | null;
+
+  @Field(() => Date, { nullable: true, description: 'OPEN: when a probe call may go through.' })
+  retryAt!: Date | null;
+}
+
+@ObjectType({
+  description: 'A rate limit: calls per second or minute, with a burst (README, "Limits and breakers").',
+})
+export class CallLimit {
+  @Field(() => LimitScopeValue)
+  scope!: LimitScopeValue;
+
+  @Field(() => Int)
+  calls!: number;
+
+  @Field(() => LimitPeriod)
+  per!: LimitPeriod;
+
+  @Field(() => Int, { description: 'The most calls at once after a quiet spell (the bucket size).' })
+  burst!: number;
+
+  @Field(() => ID, { nullable: true, description: 'WORKSPACE: the workspace whose calls it counts.' })
+  workspaceId!: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'OPERATION: the operation.' })
+  operationId!: string | null;
+}
+
+@InputType()
+export class SetCallLimitInput {
+  @Field(() => ID, {
+    nullable: true,
+    description: 'A limit for the connection (or, with workspaceId, one workspace on it).',
+  })
+  connectionId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'A limit for one operation (instead of connectionId).' })
+  operationId?: string | null;
+
+  @Field(() => ID, {
+    nullable: true,
+    description: "With connectionId: that workspace's calls on the connection (ADMIN only).",
+  })
+  workspaceId?: string | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Calls per period (1–1,000,000); null removes the limit.',
+  })
+  calls?: number | null;
+
+  @Field(() => LimitPeriod, { nullable: true, defaultValue: LimitPeriod.MINUTE })
+  per?: LimitPeriod | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Bucket size (1–calls); default a tenth of calls, at least 1.',
+  })
+  burst?: number | null;
+}
+
+@ObjectType()
+export class CallLimitPayload {
+  @Field(() => CallLimit, { nullable: true, description: 'The limit as set; null when removed or refused.' })
+  callLimit!: CallLimit | null;
+
+  @Field(() => [UserError])
+  userErrors!: UserError[];
+}
+
+@InputType()
+export class SetBreakerInput {
+  @Field(() => ID, { nullable: true })
+  connectionId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'Instead of connectionId: the breaker of one operation.' })
+  operationId?: string | null;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Counts calls and opens by itself; unchanged when null.',
+  })
+  enabled?: boolean | null;
+
+  @Field(() => BreakerForceValue, {
+    nullable: true,
+    description: 'Force it OPEN or CLOSED; null lifts a force. Any change starts the breaker closed.',
+  })
+  force?: BreakerForceValue | null;
+}
+
+@ObjectType()
+export class BreakerPayload {
+  @Field(() => Breaker, { nullable: true })
+  breaker!: Breaker | null;
+
+  @Field(() => [UserError])
+  userErrors!: UserError[];
+}
+
+function breakerView(scope: BreakerScope, record: BreakerRecord | undefined): Breaker {
+  return {
+    state: (record?.state ?? 'CLOSED') as BreakerStateValue,
+    enabled: record?.enabled ?? onByDefault(scope),
+    forced: (record?.forced ?? null) as BreakerForceValue | null,
+    openedAt: record?.openedAt ?? null,
+    reason: record?.reason ?? null,
+    retryAt: record?.state === 'OPEN' && record.retryAtMs !== null ? new Date(record.retryAtMs) : null,
+  };
+}
+
+function limitView(limit: LimitRecord): CallLimit {
+  return {
+    scope: limit.scope as LimitScopeValue,
+    calls: limit.calls,
+    per: limit.periodMs === 1_000 ? LimitPeriod.SECOND : LimitPeriod.MINUTE,
+    burst: limit.burst,
+    workspaceId: limit.forWorkspaceId ? toGlobalId('Workspace', limit.forWorkspaceId) : null,
+    operationId: limit.operationId ? toGlobalId('Operation', limit.operationId) : null,
+  };
+}
+
+/** The transaction's connection as a SqlRunner (raw SQL inside `em.transactional`). */
+function txSql(tx: EntityManager): SqlRunner {
+  return {
+    execute: (sql, params) =>
+      tx.getConnection().execute(sql, params ?? [], 'all', tx.getTransactionContext()),
+  };
+}
+
+function problem(field: string, message: string, code: string): UserError {
+  return new UserError(['input', field], message, code);
+}
+
+@Resolver()
+export class GuardsResolver {
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => CallLimitPayload, {
+    description:
+      'Sets or removes a rate limit on an operation, a connection, or (ADMIN) one workspace on a connection. A call over it is RATE_LIMITED, recorded, and not sent.',
+  })
+  async setCallLimit(
+    @Arg('input', () => SetCallLimitInput) input: SetCallLimitInput,
+    @Ctx() ctx: Context,
+  ): Promise<CallLimitPayload> {
+    if ((input.connectionId ? 1 : 0) + (input.operationId ? 1 : 0) !== 1)
+      return {
+        callLimit: null,
+        userErrors: [problem('connectionId', 'give connectionId or operationId', 'TARGET_INVALID')],
+      };
+    if (input.workspaceId && !input.connectionId)
+      return {
+        callLimit: null,
+        userErrors: [problem('workspaceId', 'goes with connectionId', 'TARGET_INVALID')],
+      };
+    if (input.workspaceId && ctx.principal!.role !== Role.ADMIN)
+      throw forbiddenError('only an ADMIN sets a limit for a whole workspace');
+    let connectionId: string;
+    let operationId: string | null = null;
+    let forWorkspaceId: string | null = null;
+    let scope: LimitScope;
+    let workspaceOfTarget: string;
+    let targetType: 'Connection' | 'Operation';
+    let targetId: string;
+    if (input.operationId) {
+      const op = await visibleOperation(ctx, input.operationId);
+      connectionId = op.connection.id;
+      operationId = op.id;
+      scope = 'OPERATION';
+      workspaceOfTarget = op.workspace.id;
+      targetType = 'Operation';
+      targetId = op.nodeId;
+    } else {
+      const connection = await visibleConnection(ctx, input.connectionId!);
+      connectionId = connection.id;
+      workspaceOfTarget = connection.workspace.id;
+      targetType = 'Connection';
+      targetId = toGlobalId('Connection', connection.id);
+      scope = 'CONNECTION';
+      if (input.workspaceId) {
+        forWorkspaceId = idOf(input.workspaceId, 'Workspace', 'workspace');
+        scope = 'WORKSPACE';
+      }
+    }
+    let spec: { calls: number; periodMs: number; burst: number } | null = null;
+    if (input.calls !== null && input.calls !== undefined) {
+      const calls = input.calls;
+      if (!Number.isInteger(calls) || calls < 1 || calls > MAX_LIMIT_CALLS)
+        return { callLimit: null, userErrors: [problem('calls', 'must be 1–1,000,000', 'LIMIT_INVALID')] };
+      const burst = input.burst ?? Math.max(1, Math.floor(calls / 10));
+      if (!Number.isInteger(burst) || burst < 1 || burst > calls)
+        return { callLimit: null, userErrors: [problem('burst', 'must be 1–calls', 'LIMIT_INVALID')] };
+      spec = { calls, periodMs: PERIOD_MS[input.per ?? LimitPeriod.MINUTE], burst };
+    }
+    const now = ctx.services.guard.clock();
+    const stored = await ctx.em.fork().transactional(async (tx) => {
+      const limit = await LimitStore.set(
+        txSql(tx),
+        { scope, connectionId, operationId, forWorkspaceId },
+        spec,
+        now,
+      );
+      audit(tx, ctx.principal!, {
+        workspaceId: workspaceOfTarget,
+        action: 'SET_CALL_LIMIT',
+        targetType,
+        targetId,
+        after: {
+          scope,
+          workspaceId: forWorkspaceId ? toGlobalId('Workspace', forWorkspaceId) : null,
+          calls: spec?.calls ?? null,
+          periodMs: spec?.periodMs ?? null,
+          burst: spec?.burst ?? null,
+        },
+      });
+      return limit;
+    });
+    await ctx.services.guard.refreshLimits(connectionId);
+    return { callLimit: spec !== null && stored !== null ? limitView(stored) : null, userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => BreakerPayload, {
+    description:
+      "Forces a circuit breaker open or closed, lifts the force, or switches it on or off. A breaker never changes the operator's switch (enable/disable), nor does this.",
+  })
+  async setBreaker(
+    @Arg('input', () => SetBreakerInput) input: SetBreakerInput,
+    @Ctx() ctx: Context,
+  ): Promise<BreakerPayload> {
+    if ((input.connectionId ? 1 : 0) + (input.operationId ? 1 : 0) !== 1)
+      return {
+        breaker: null,
+        userErrors: [problem('connectionId', 'give connectionId or operationId', 'TARGET_INVALID')],
+      };
+    const scope: BreakerScope = input.operationId ? 'OPERATION' : 'CONNECTION';
+    const id = input.operationId
+      ? (await visibleOperation(ctx, input.operationId)).id
+      : (await visibleConnection(ctx, input.connectionId!)).id;
+    const guard = ctx.services.guard;
+    const current = guard.breaker(id);
+    const enabled = input.enabled ?? current?.enabled ?? onByDefault(scope);
+    const stored = await guard.breakerStore.set(
+      scope,
+      id,
+      enabled,
+      input.force ?? null,
+      ctx.principal!.label,
+    );
+    if (stored !== null) guard.remember(stored);
+    return { breaker: breakerView(scope, stored ?? undefined), userErrors: [] };
+  }
+}
+
+@Resolver(() => Connection)
+export class ConnectionGuardsResolver {
+  @FieldResolver(() => Breaker, { description: "The connection's circuit breaker." })
+  breaker(@Root() connection: Connection, @Ctx() ctx: Context): Breaker {
+    return breakerView('CONNECTION', ctx.services.guard.breaker(connection.id));
+  }
+
+  @FieldResolver(() => [CallLimit], {
+    description:
+      "Rate limits on the connection's calls: the connection's own, and per workspace (a customer sees its own).",
+  })
+  callLimits(@Root() connection: Connection, @Ctx() ctx: Context): CallLimit[] {
+    const scope = ctx.principal ? scopedWorkspace(ctx.principal) : null;
+    return ctx.services.guard
+      .limits(connection.id)
+      .filter(
+        (l) =>
+          l.scope !== 'OPERATION' &&
+          (l.scope !== 'WORKSPACE' || scope === null || l.forWorkspaceId === scope),
+      )
+      .map(limitView);
+  }
+}
+
+@Resolver(() => Operation)
+export class OperationGuardsResolver {
+  @FieldResolver(() => Breaker, {
+    description: "The operation's own circuit breaker (off unless an operator switches it on).",
+  })
+  breaker(@Root() operation: Operation, @Ctx() ctx: Context): Breaker {
+    return breakerView('OPERATION', ctx.services.guard.breaker(operation.id));
+  }
+
+  @FieldResolver(() => CallLimit, { nullable: true, description: "The operation's own rate limit." })
+  callLimit(@Root() operation: Operation, @Ctx() ctx: Context): CallLimit | null {
+    const limit = ctx.services.guard
+      .limits(operation.connection.id)
+      .find((l) => l.scope === 'OPERATION' && l.operationId === operation.id);
+    return limit ? limitView(limit) : null;
+  }
+}
