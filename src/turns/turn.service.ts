@@ -48,7 +48,6 @@ import {
   storableJsonText,
   storableRecordJson,
   storableText,
-  type ArgumentCheck,
 } from './storable.js';
 import { dialectToolsOf, type AssistantTools, type CachedOperation, type ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
@@ -398,7 +397,12 @@ function startPayload(
   args: EventArguments,
   modelArgs: EventArguments | null,
 ): string {
-  const fields = { name, operationKey: op?.key ?? null, risk: op?.risk ?? null, argumentsCut: args.argumentsCut };
+  const fields = {
+    name,
+    operationKey: op?.key ?? null,
+    risk: op?.risk ?? null,
+    argumentsCut: args.argumentsCut,
+  };
   return modelArgs === null
     ? storableRecordJson(fields, { arguments: args.argumentsJson })
     : storableRecordJson(fields, { arguments: args.argumentsJson, modelArguments: modelArgs.argumentsJson });
@@ -681,7 +685,9 @@ export class TurnService {
         digest: createHash('sha256').update(declaredJson, 'utf8').digest('hex'),
         declaredJson,
         startedJson: storableJson(started),
-        builtIns: new Set(list.tools.filter((t) => resolveDeclaredName(list.map, t.name) === undefined).map((t) => t.name)),
+        builtIns: new Set(
+          list.tools.filter((t) => resolveDeclaredName(list.map, t.name) === undefined).map((t) => t.name),
+        ),
         map: list.map,
         tools: list.tools,
         leftOut: list.leftOut,
@@ -791,7 +797,15 @@ export class TurnService {
     // Arguments over a limit are refused before anything is recorded as started or sent; the
     // record keeps a short note instead of the payload.
     let checked = checkArguments(modelArgs, this.services.config.toolArguments, name);
-    if (!checked.ok) return this.#refuse(turn, name, op, checked.message, storableJson(refusedArgumentsNote(checked)), started);
+    if (!checked.ok)
+      return this.#refuse(
+        turn,
+        name,
+        op,
+        checked.message,
+        storableJson(refusedArgumentsNote(checked)),
+        started,
+      );
 
     // The model wrote its arguments against the turn's dialect: mapped back to canonical ones
     // before the canonical check (in dispatch) and before anything is recorded or sent.
@@ -821,7 +835,15 @@ export class TurnService {
           args = decoded.args;
           checked = checkArguments(args, this.services.config.toolArguments, name);
           if (!checked.ok)
-            return this.#refuse(turn, name, op, checked.message, storableJson(refusedArgumentsNote(checked)), started, modelArgsJson);
+            return this.#refuse(
+              turn,
+              name,
+              op,
+              checked.message,
+              storableJson(refusedArgumentsNote(checked)),
+              started,
+              modelArgsJson,
+            );
         }
       }
     }
@@ -857,7 +879,12 @@ export class TurnService {
     const intentId = op?.risk === 'WRITE' && !early ? uuidv7() : null;
     const argsJson = storableJsonText(checked.json);
     const forEvent = eventArguments(argsJson);
-    const startPayloadJson = startPayload(name, op, forEvent, modelArgsJson === null ? null : eventArguments(modelArgsJson));
+    const startPayloadJson = startPayload(
+      name,
+      op,
+      forEvent,
+      modelArgsJson === null ? null : eventArguments(modelArgsJson),
+    );
     const start = storableRecordJson(
       intentId === null
         ? { turn_id: turnId, call_id: callId }

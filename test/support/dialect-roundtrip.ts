@@ -28,11 +28,11 @@ export function encodeArguments(shape: Shape | null, canonical: JsonValue, stric
       const out: JsonObject = {};
       for (const [key, value] of Object.entries(canonical)) {
         const hit = byCanonical.get(key);
-        if (hit) out[hit.declared] = encodeArguments(hit.p.shape, value as JsonValue, strict);
+        if (hit) out[hit.declared] = encodeArguments(hit.p.shape, value, strict);
         else
           out[key] = shape.rest
-            ? encodeArguments(shape.rest, value as JsonValue, strict)
-            : (value as JsonValue);
+            ? encodeArguments(shape.rest, value, strict)
+            : (value);
       }
       if (strict) {
         // Strict mode: every property is required; one the model leaves out it writes as null.
@@ -56,8 +56,8 @@ export function asJsonSchema(dialect: ToolDialect, schema: JsonValue): JsonValue
       if (k === 'nullable' || k === 'format') continue;
       out[k] =
         k === 'properties' && isObject(v)
-          ? Object.fromEntries(Object.entries(v).map(([n, s]) => [n, walk(s as JsonValue)]))
-          : walk(v as JsonValue);
+          ? Object.fromEntries(Object.entries(v).map(([n, s]) => [n, walk(s)]))
+          : walk(v);
     }
     if (node.nullable === true) {
       if (typeof out.type === 'string') out.type = [out.type, 'null'];
@@ -74,6 +74,6 @@ const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: fals
 /** Whether `value` passes `schema` (JSON Schema 2020-12; unknown keywords ignored). */
 export function passes(schema: JsonValue, value: JsonValue): { ok: boolean; errors: string } {
   const validate = ajv.compile(schema as JsonObject);
-  const ok = validate(value) as boolean;
+  const ok = validate(value);
   return { ok, errors: ok ? '' : ajv.errorsText(validate.errors) };
 }

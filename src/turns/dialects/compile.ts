@@ -405,7 +405,6 @@ function listOf(v: JsonValue | undefined): JsonValue[] {
 
 /** One node, any kind. `depth` counts enclosing objects (the root object is 1). */
 function compileNode(node: JsonObject, ctx: Ctx, depth: number): Out {
-  const { profile } = ctx;
   const options = [...listOf(node.anyOf), ...listOf(node.oneOf)].filter((o): o is JsonObject => isObject(o));
   if (options.length > 0) return compileUnion(node, options, ctx, depth);
 
@@ -686,7 +685,7 @@ function compileScalar(node: JsonObject, type: string, ctx: Ctx): Out {
       schema.enum = values;
       if (profile.caps) {
         ctx.enumValues += values.length;
-        ctx.chars += values.reduce<number>((n, v) => n + String(v).length, 0);
+        ctx.chars += values.reduce<number>((n, v) => n + valueText(v).length, 0);
       }
     } else {
       notes.push(enumNote(node.enum));
@@ -697,10 +696,10 @@ function compileScalar(node: JsonObject, type: string, ctx: Ctx): Out {
     const v = node.const;
     if (
       profile.keep.has('const') &&
-      (profile.caps === null || ctx.chars + String(v).length <= profile.caps.chars)
+      (profile.caps === null || ctx.chars + valueText(v).length <= profile.caps.chars)
     ) {
       schema.const = v;
-      ctx.chars += String(v).length;
+      ctx.chars += valueText(v).length;
     } else if (
       profile.enumValues !== 'any' &&
       (typeof v === 'string'
@@ -724,7 +723,7 @@ function enumWithinCaps(values: JsonValue[], ctx: Ctx): boolean {
   const caps = ctx.profile.caps;
   if (!caps) return true;
   if (ctx.enumValues + values.length > caps.enumValues) return false;
-  const chars = values.reduce<number>((n, v) => n + String(v).length, 0);
+  const chars = values.reduce<number>((n, v) => n + valueText(v).length, 0);
   if (
     values.length > caps.bigStringEnum.values &&
     values.every((v) => typeof v === 'string') &&
@@ -894,4 +893,9 @@ export function renameAll(
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** An enum or const value as the characters OpenAI counts. */
+function valueText(v: JsonValue): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
 }

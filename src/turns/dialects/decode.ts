@@ -32,7 +32,7 @@ export function decodeArguments(shape: Shape | null, args: JsonObject): Decoded 
   try {
     const out = decode(shape, args, '', state);
     if (!isObject(out)) return { ok: false, field: '(root)', problem: 'must be an object' };
-    return { ok: true, args: out as JsonObject, changed: state.changed };
+    return { ok: true, args: out, changed: state.changed };
   } catch (err) {
     if (err instanceof Irreversible) return { ok: false, field: err.field || '(root)', problem: err.problem };
     throw err;

@@ -155,12 +155,12 @@ function anthropicBlocks(result: Result, max: number): JsonValue[] {
   for (const b of blocks) {
     if (b.type === 'image') {
       const source = b.source as JsonObject;
-      const d = `[The tool returned an image (${String(source.media_type)}) too large to include.]`;
+      const d = `[The tool returned an image (${typeof source.media_type === 'string' ? source.media_type : 'image'}) too large to include.]`;
       room -= d.length + 30;
       kept.push({ type: 'text', text: d });
       continue;
     }
-    const text = String(b.text);
+    const text = typeof b.text === 'string' ? b.text : '';
     if (room <= 0) break;
     const cut = text.length + 30 <= room ? text : text.slice(0, Math.max(1, room - 30));
     room -= cut.length + 30;

@@ -100,7 +100,7 @@ export function normalizeSchema(root: JsonObject): Normalized {
         out[key] = Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : [];
       } else if ((SUBSCHEMA_MAP_KEYWORDS as readonly string[]).includes(key)) {
         const map: JsonObject = {};
-        if (isObject(v)) for (const name in v) map[name] = walk(v[name] as JsonValue, depth + 1);
+        if (isObject(v)) for (const name in v) map[name] = walk(v[name], depth + 1);
         out[key] = map;
       } else {
         out[key] = v;

@@ -56,7 +56,7 @@ export function mergeShapes(a: Shape | null, b: Shape | null): Shape | null | 'c
       if (shape === 'conflict') return 'conflict';
       props[name] = { name: p.name, shape, dropNull: had.dropNull || p.dropNull };
     }
-    let rest: Shape | null | 'conflict' = mergeShapes(a.rest ?? null, b.rest ?? null);
+    const rest: Shape | null | 'conflict' = mergeShapes(a.rest ?? null, b.rest ?? null);
     if (rest === 'conflict') return 'conflict';
     return rest === null ? { k: 'obj', props } : { k: 'obj', props, rest };
   }

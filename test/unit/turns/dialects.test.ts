@@ -72,11 +72,11 @@ function sample(node: JsonValue | undefined, depth = 0): JsonValue {
     case 'object': {
       const out: JsonObject = {};
       if (isObject(node.properties))
-        for (const [k, v] of Object.entries(node.properties)) out[k] = sample(v as JsonValue, depth + 1);
+        for (const [k, v] of Object.entries(node.properties)) out[k] = sample(v, depth + 1);
       return out;
     }
     case 'array':
-      return [sample(node.items as JsonValue, depth + 1)];
+      return [sample(node.items, depth + 1)];
     case 'integer':
       return typeof node.minimum === 'number' ? Math.ceil(node.minimum) : 1;
     case 'number':
@@ -205,7 +205,7 @@ function stripNulls(dialect: ToolDialect, args: JsonObject): JsonObject {
         ? Object.fromEntries(
             Object.entries(v)
               .filter(([, x]) => x !== null)
-              .map(([k, x]) => [k, walk(x as JsonValue)]),
+              .map(([k, x]) => [k, walk(x)]),
           )
         : v;
   return walk(args) as JsonObject;
@@ -339,7 +339,7 @@ describe('what each dialect is given', () => {
       expect(out.schema!.type).toBe('object');
       expect(out.schema!.anyOf).toBeUndefined();
       expect(Object.keys(out.schema!.properties as JsonObject)).toEqual(['id', 'email']);
-      expect(String(out.schema!.description)).toContain('[requires id]');
+      expect(JSON.stringify(out.schema!.description)).toContain('[requires id]');
     }
   });
 
