@@ -326,6 +326,13 @@ export async function runJourney(t: TestApp): Promise<Journey> {
   await call(first.turnId, 'nope', {}); // UNAVAILABLE: unknown
   if (signedTool) await call(first.turnId, signedTool, {});
   await t.ok(FinishTurnDocument, { input: { turnId: first.turnId } }, runtime);
+  // A turn declared for a model API: its record keeps what was left out (issue 26).
+  const anthropic = await t.ok(
+    `mutation($input: BeginTurnInput!) { beginTurn(input: $input) { turnId leftOut { name code } } }`,
+    { input: { assistantId, conversationId: 'conv-journey-anthropic', dialect: 'ANTHROPIC' } },
+    runtime,
+  );
+  add(ids, 'Turn', (anthropic as { beginTurn: { turnId: string } }).beginTurn.turnId);
   const second = await begin('conv-journey-2');
   await call(second.turnId, 'pets__getPet', { petId: 'tom' });
 

@@ -29,7 +29,16 @@ let t: TestApp;
 let journey: Journey;
 
 beforeAll(async () => {
-  t = await startTestApp({ databaseUrl: await createEmptyDatabase(), env: { PUBLIC_URL } });
+  t = await startTestApp({
+    databaseUrl: await createEmptyDatabase(),
+    env: {
+      PUBLIC_URL,
+      // A built-in whose schema is no object: left out of every compiled dialect (LeftOutTool).
+      BUILTIN_TOOLS: JSON.stringify([
+        { name: 'clock_text', description: 'Tells the time.', inputSchema: { type: 'string' } },
+      ]),
+    },
+  });
   journey = await runJourney(t);
 }, 60_000);
 
