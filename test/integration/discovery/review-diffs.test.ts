@@ -19,7 +19,7 @@ import {
   RunChangesDocument,
   type RunChangesQuery,
 } from '../../generated/graphql.js';
-import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { createEmptyDatabase, Role, startTestApp, type TestApp } from '../../support/app.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
 
 const KEY = 'sk-live-0123456789abcdefghij';
@@ -104,7 +104,7 @@ const brief = (entries: { path: string; kind: string; breaking: boolean }[]) =>
   entries.map((e) => [e.path, e.kind, e.breaking]);
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ databaseUrl: await createEmptyDatabase() });
   peer = await startSdkServer({
     stateful: false,
     json: true,
