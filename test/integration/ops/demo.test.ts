@@ -131,12 +131,10 @@ describe('npm run demo -- --exit', { timeout: 180_000 }, () => {
     );
     // On a database without an admin yet, its first start makes the first admin (as npm start does).
     const mintedAdmin = stdout.includes('minted for this demo') ? ['demo admin'] : [];
-    expect(tokens.map((t) => t.label)).toEqual([
-      ...mintedAdmin,
-      'demo customer',
-      'demo operator',
-      'demo runtime',
-    ]);
+    // Another file's demo run may share the database and the window: every token found must expire.
+    expect(tokens.map((t) => t.label)).toEqual(
+      expect.arrayContaining([...mintedAdmin, 'demo customer', 'demo operator', 'demo runtime']),
+    );
     for (const t of tokens) {
       expect(t.expires_at, t.label).not.toBeNull();
       const left = t.expires_at!.getTime() - started;
