@@ -138,20 +138,23 @@ const SAFE_PROPERTY_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
 /** Gemini: letters, digits and `_`, starting with a letter or `_` (docs/dialects.md). */
 const GEMINI_PROPERTY_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 
+/** OpenAI (non-strict) and Anthropic: JSON Schema as it is, with the rules every dialect shares. */
+const JSON_SCHEMA_PROFILE: Profile = {
+  keep: new Set(JSON_SCHEMA_KEYWORDS),
+  strict: false,
+  typed: false,
+  openApiNullable: false,
+  enumValues: 'any',
+  noEmptyEnumValue: false,
+  formats: null,
+  propertyName: SAFE_PROPERTY_NAME,
+  propertyNameStart: false,
+  maxObjectDepth: 32,
+  caps: null,
+};
+
 const PROFILES: Record<Exclude<ToolDialect, 'GENERIC'>, Profile> = {
-  OPENAI: {
-    keep: new Set(JSON_SCHEMA_KEYWORDS),
-    strict: false,
-    typed: false,
-    openApiNullable: false,
-    enumValues: 'any',
-    noEmptyEnumValue: false,
-    formats: null,
-    propertyName: SAFE_PROPERTY_NAME,
-    propertyNameStart: false,
-    maxObjectDepth: 32,
-    caps: null,
-  },
+  OPENAI: JSON_SCHEMA_PROFILE,
   OPENAI_STRICT: {
     keep: new Set([
       'type',
@@ -189,19 +192,7 @@ const PROFILES: Record<Exclude<ToolDialect, 'GENERIC'>, Profile> = {
       bigStringEnum: { values: 250, chars: 15_000 },
     },
   },
-  ANTHROPIC: {
-    keep: new Set(JSON_SCHEMA_KEYWORDS),
-    strict: false,
-    typed: false,
-    openApiNullable: false,
-    enumValues: 'any',
-    noEmptyEnumValue: false,
-    formats: null,
-    propertyName: SAFE_PROPERTY_NAME,
-    propertyNameStart: false,
-    maxObjectDepth: 32,
-    caps: null,
-  },
+  ANTHROPIC: JSON_SCHEMA_PROFILE,
   GEMINI: {
     keep: new Set([
       'type',

@@ -32,11 +32,8 @@ export type Shape =
 export function mergeShapes(a: Shape | null, b: Shape | null): Shape | null | 'conflict' {
   if (a === null) return b;
   if (b === null) return a;
-  if (a.k !== b.k) {
-    // Different kinds apply to different JSON types (object, array), except JSON text.
-    if (a.k === 'json' || b.k === 'json') return 'conflict';
-    return 'conflict';
-  }
+  // Two kinds in one union: the compiler declares no such union (see compileUnion).
+  if (a.k !== b.k) return 'conflict';
   if (a.k === 'json') return a;
   if (a.k === 'arr' && b.k === 'arr') {
     const items = mergeShapes(a.items, b.items);
