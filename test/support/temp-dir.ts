@@ -2,7 +2,8 @@
  * `npm test` leaves the temp directory as it found it (issue 25, item 8): the whole run (test
  * workers, the services and scripts they start, the embedded cluster) gets a temp directory of
  * its own, through TMPDIR; at the end it must be empty but for tool caches, or the run fails
- * naming what was left. Then it is removed.
+ * naming what was left. Then it is removed. Artifacts the run keeps (ARTIFACTS_DIR) default to a
+ * folder in the outer temp directory, so they outlive it.
  */
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ const TOOL_CACHES = /^tsx-\d+$/;
 
 export default async function setup(): Promise<() => Promise<void>> {
   const outer = process.env.TMPDIR;
+  // Artifacts a run keeps on purpose (the console page's screenshots) go beside it, not in it.
+  process.env.ARTIFACTS_DIR ??= join(tmpdir(), 'connected-tools-artifacts');
   const dir = await mkdtemp(join(tmpdir(), 'ct-test-run-'));
   // As root the embedded cluster runs as `postgres`, which must pass through to its data folder.
   await chmod(dir, 0o711);
