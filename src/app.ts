@@ -17,6 +17,7 @@ import { LedgerSweep } from './turns/ledger-sweep.js';
 import { UsageRollup } from './usage/rollup.js';
 import { ToolCache } from './turns/tool-cache.js';
 import { TurnService } from './turns/turn.service.js';
+import { McpEndpoint, MCP_PATH_PREFIX, RESOURCE_METADATA_PREFIX } from './mcp-server/endpoint.js';
 import { CallGuard } from './guards/call-guard.js';
 import { buildAppSchema } from './graphql/schema.js';
 import { OutboundClient } from './http/outbound.js';
@@ -38,6 +39,8 @@ import { join } from 'node:path';
 export interface App {
   services: Services;
   http: HttpServer;
+  /** The MCP endpoint, `/mcp/{assistantId}` (src/mcp-server/). */
+  mcp: McpEndpoint;
   /** The admin token minted on first start, when this start minted one. */
   firstAdminToken: string | null;
   stop(): Promise<void>;
@@ -243,6 +246,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
     const schema = await buildAppSchema();
     const graphiql = config.graphiql ? explorer() : null;
+    const mcpEndpoint = new McpEndpoint(services);
     const http = await startHttpServer(services, schema, {
       port: config.port,
       host: config.host,
@@ -254,7 +258,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         ...metricsRoutes(services),
       },
       explorer: graphiql?.page,
+      prefixRoutes: [
+        [MCP_PATH_PREFIX, mcpEndpoint.handle],
+        [RESOURCE_METADATA_PREFIX, (req, res, url) => mcpEndpoint.resourceMetadata(req, res, url)],
+      ],
     });
+    mcpEndpoint.start();
     services.metrics.attach({
       toolCache: () => services.toolCache,
       notifier: () => notifier.stats(),
@@ -273,9 +282,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     return {
       services,
       http,
+      mcp: mcpEndpoint,
       firstAdminToken,
       stop: () => {
         stopping ??= (async () => {
+          // Open MCP streams first: the HTTP server waits for every open request.
+          mcpEndpoint.close();
           await http.close();
           logger.debug('http server closed');
           services.turnEvents.close();

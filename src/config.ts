@@ -63,6 +63,18 @@ export const DEFAULT_WS_INIT_WAIT_MS = 3_000; // 3 seconds
 export const DEFAULT_WS_UNACCEPTED_MAX = 1_024; // at most 16 MiB of their frames
 /** Stored events one subscription replays after `afterSeq` before it must resubscribe. */
 export const DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS = 5_000;
+/** The MCP endpoint (issue 27): one request's body, JSON-RPC messages. */
+export const DEFAULT_MCP_MAX_BODY_BYTES = 1024 * 1024; // 1 MiB
+/** Calls in flight at once per MCP_CLIENT token, on one instance; more are refused as results. */
+export const DEFAULT_MCP_CALLS_PER_TOKEN = 16;
+/** Open `GET` streams per instance; past it, 503. */
+export const DEFAULT_MCP_STREAMS_MAX = 1_000;
+/** Conversations (sessions) whose Turn an instance remembers; the oldest is looked up again. */
+export const DEFAULT_MCP_CONVERSATIONS_MAX = 10_000;
+/** Tools per `tools/list` page. */
+export const DEFAULT_MCP_PAGE_SIZE = 100;
+/** A conversation's Turn with no call for this long is finished; the next call opens a new one. */
+export const DEFAULT_MCP_TURN_IDLE_MS = 10 * 60_000; // 10 minutes
 
 /** Who may read `GET /metrics`: nobody (404), anyone, or an ADMIN/OPERATOR token (the default). */
 const METRICS_ACCESS = ['off', 'open', 'token'] as const;
@@ -145,6 +157,17 @@ export interface Config {
   graphiql: boolean;
   /** What one caller may send (README, "Limits"). */
   limits: Limits;
+  /** The MCP endpoint, `/mcp/{assistantId}` (src/mcp-server/, README "Limits"). */
+  mcpServer: McpServerLimits;
+}
+
+export interface McpServerLimits {
+  maxBodyBytes: number;
+  callsPerToken: number;
+  streamsMax: number;
+  conversationsMax: number;
+  pageSize: number;
+  turnIdleMs: number;
 }
 
 export interface Limits {
@@ -440,6 +463,14 @@ export function loadConfig(env: Env = process.env): Config {
       ),
       wsInitWaitMs: int(env, 'WS_INIT_WAIT_MS', DEFAULT_WS_INIT_WAIT_MS, 100, 60_000),
       wsUnacceptedMax: int(env, 'WS_UNACCEPTED_MAX', DEFAULT_WS_UNACCEPTED_MAX, 1, 1_000_000),
+    },
+    mcpServer: {
+      maxBodyBytes: int(env, 'MCP_MAX_BODY_BYTES', DEFAULT_MCP_MAX_BODY_BYTES, 1024, 256 * 1024 * 1024),
+      callsPerToken: int(env, 'MCP_CALLS_PER_TOKEN', DEFAULT_MCP_CALLS_PER_TOKEN, 1, 10_000),
+      streamsMax: int(env, 'MCP_STREAMS_MAX', DEFAULT_MCP_STREAMS_MAX, 1, 1_000_000),
+      conversationsMax: int(env, 'MCP_CONVERSATIONS_MAX', DEFAULT_MCP_CONVERSATIONS_MAX, 1, 10_000_000),
+      pageSize: int(env, 'MCP_PAGE_SIZE', DEFAULT_MCP_PAGE_SIZE, 1, 10_000),
+      turnIdleMs: int(env, 'MCP_TURN_IDLE_MS', DEFAULT_MCP_TURN_IDLE_MS, 1_000, 24 * 3_600_000),
     },
   };
 }

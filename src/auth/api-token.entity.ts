@@ -11,6 +11,8 @@ export enum Role {
   CUSTOMER = 'CUSTOMER',
   /** The conversation runtime: opens turns and calls tools. */
   RUNTIME = 'RUNTIME',
+  /** An MCP client of one assistant (issue 27): lists and calls that assistant's tools, nothing else. */
+  MCP_CLIENT = 'MCP_CLIENT',
 }
 registerEnumType(Role, { name: 'Role' });
 
@@ -34,6 +36,10 @@ export class ApiToken extends Node {
   /** Resolved by the resolver (`ApiToken.workspace`), through the workspace loader. */
   @ManyToOne(() => Workspace, { ref: true, nullable: true, deleteRule: 'cascade' })
   workspace: Ref<Workspace> | null;
+
+  /** MCP_CLIENT: the one assistant whose tools it may list and call (its workspace is the assistant's). */
+  @Property({ type: 'uuid', nullable: true })
+  assistantId: string | null = null;
 
   @Field(() => String)
   @Property({ type: 'string', length: 200 })

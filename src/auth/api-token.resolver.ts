@@ -23,12 +23,13 @@ import { LockMode } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import { Notifier } from '../db/notifier.js';
 import type { Context } from '../graphql/context.js';
-import { notFound } from '../graphql/errors.js';
-import { fromGlobalId, idOf } from '../graphql/node.js';
+import { forbidden, notFound } from '../graphql/errors.js';
+import { fromGlobalId, idOf, toGlobalId } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { ApiToken, Role } from './api-token.entity.js';
+import { scopedWorkspace } from './scope.js';
 import { mintToken, TokenInputError } from './auth.service.js';
 
 export const ApiTokenConnection = connectionType('ApiToken', ApiToken, { totalCount: true });
@@ -61,6 +62,13 @@ export class CreateApiTokenInput {
       'Required for CUSTOMER, optional for RUNTIME (binds it to one workspace), refused for ADMIN and OPERATOR.',
   })
   workspaceId?: string | null;
+
+  @Field(() => ID, {
+    nullable: true,
+    description:
+      'Required for MCP_CLIENT (the assistant whose tools it lists and calls through /mcp/{assistantId}; its workspace comes with it), refused for every other role.',
+  })
+  assistantId?: string | null;
 
   @Field(() => Date, { nullable: true, description: 'Optional expiry, in the future. Null: never expires.' })
   expiresAt?: Date | null;
@@ -125,17 +133,38 @@ export class ApiTokenResolver {
     return token.workspace ? ctx.loaders.workspace.load(token.workspace.id) : null;
   }
 
+  @FieldResolver(() => ID, {
+    nullable: true,
+    description: 'MCP_CLIENT: the assistant whose tools it lists and calls (its GraphQL ID).',
+  })
+  assistantId(@Root() token: ApiToken): string | null {
+    return token.assistantId ? toGlobalId('Assistant', token.assistantId) : null;
+  }
+
   @FieldResolver(() => Boolean, { description: 'Neither revoked nor expired.' })
   active(@Root() token: ApiToken): boolean {
     return token.isActive(new Date());
   }
 
-  @Authorized(Role.ADMIN)
-  @Mutation(() => CreateApiTokenPayload)
+  @Authorized(Role.ADMIN, Role.OPERATOR, Role.CUSTOMER)
+  @Mutation(() => CreateApiTokenPayload, {
+    description:
+      'ADMIN mints any token. OPERATOR, and a CUSTOMER for an assistant of its own workspace, mint MCP_CLIENT tokens only.',
+  })
   async createApiToken(
     @Arg('input', () => CreateApiTokenInput) input: CreateApiTokenInput,
     @Ctx() ctx: Context,
   ): Promise<CreateApiTokenPayload> {
+    const principal = ctx.principal!;
+    if (principal.role !== Role.ADMIN && input.role !== Role.MCP_CLIENT)
+      throw forbidden(`a ${principal.role} token may create MCP_CLIENT tokens only`);
+    let assistantId: string | null = null;
+    if (input.assistantId) {
+      const parsed = fromGlobalId(input.assistantId);
+      if (parsed?.type !== 'Assistant')
+        return fail(['input', 'assistantId'], 'is not an assistant ID', 'ASSISTANT_NOT_FOUND');
+      assistantId = parsed.id;
+    }
     let workspaceId: string | null = null;
     if (input.workspaceId) {
       const parsed = fromGlobalId(input.workspaceId);
@@ -145,24 +174,32 @@ export class ApiTokenResolver {
       workspaceId = parsed.id;
     }
     if (input.label.trim() === '') return fail(['input', 'label'], 'must not be empty', 'REQUIRED');
-    const principal = ctx.principal!;
+    // A CUSTOMER's token is of its own workspace: another workspace's assistant is not found.
+    const scope = scopedWorkspace(principal);
+    if (scope !== null) {
+      if (workspaceId !== null && workspaceId !== scope)
+        return fail(['input', 'workspaceId'], `workspace ${input.workspaceId} does not exist`, 'WORKSPACE_NOT_FOUND');
+      workspaceId = scope;
+    }
     try {
       const { token, row } = await ctx.em.transactional(async (em) => {
         const minted = await mintToken(em, {
           role: input.role,
           workspaceId,
+          assistantId,
           label: input.label,
           expiresAt: input.expiresAt ?? null,
           createdBy: principal.label,
         });
         audit(em, principal, {
-          workspaceId,
+          workspaceId: minted.row.workspace?.id ?? null,
           action: 'CREATE_API_TOKEN',
           targetType: 'ApiToken',
           targetId: minted.row.nodeId,
           after: {
             role: minted.row.role,
             label: minted.row.label,
+            assistantId: minted.row.assistantId,
             expiresAt: minted.row.expiresAt?.toISOString() ?? null,
           },
         });

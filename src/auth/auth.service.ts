@@ -4,6 +4,7 @@ import type { AuthSignal, Notifier } from '../db/notifier.js';
 import { ApiToken, Role } from './api-token.entity.js';
 import type { Principal } from './principal.js';
 import { generateToken, hashToken, isWellFormedToken } from './tokens.js';
+import { Assistant } from '../assistants/assistant.entity.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
 /**
@@ -38,18 +39,19 @@ function remember<T>(map: Map<string, CacheEntry<T>>, max: number, key: string, 
  */
 const AUTHENTICATE_SQL = `
 with t as (
-  select id, role, workspace_id, label, expires_at, last_used_at from api_token
+  select id, role, workspace_id, assistant_id, label, expires_at, last_used_at from api_token
   where token_hash = ? and revoked_at is null and (expires_at is null or expires_at > now())
 ), u as (
   update api_token a set last_used_at = now() from t
   where a.id = t.id and (t.last_used_at is null or t.last_used_at < now() - interval '1 minute')
 )
-select id, role, workspace_id, label, expires_at from t`;
+select id, role, workspace_id, assistant_id, label, expires_at from t`;
 
 interface TokenRow {
   id: string;
   role: Role;
   workspace_id: string | null;
+  assistant_id: string | null;
   label: string;
   expires_at: Date | string | null;
 }
@@ -134,6 +136,7 @@ export class AuthService {
       workspaceId: row.workspace_id,
       label: row.label,
     };
+    if (row.assistant_id !== null) principal.assistantId = row.assistant_id;
     const expiresAt = row.expires_at ? new Date(row.expires_at).getTime() : Infinity;
     // A token refused a moment ago (not yet minted, say) is not refused on from the other map.
     this.#refused.delete(hash);
@@ -150,6 +153,9 @@ export type TokenInputCode =
   | 'WORKSPACE_REQUIRED'
   | 'WORKSPACE_NOT_ALLOWED'
   | 'WORKSPACE_NOT_FOUND'
+  | 'ASSISTANT_REQUIRED'
+  | 'ASSISTANT_NOT_ALLOWED'
+  | 'ASSISTANT_NOT_FOUND'
   | 'LABEL_TOO_LONG'
   | 'EXPIRY_IN_PAST';
 
@@ -158,7 +164,7 @@ export class TokenInputError extends Error {
   constructor(
     readonly code: TokenInputCode,
     /** The input field at fault: `workspaceId`, `label` or `expiresAt`. */
-    readonly field: 'workspaceId' | 'label' | 'expiresAt',
+    readonly field: 'workspaceId' | 'assistantId' | 'label' | 'expiresAt',
     message: string,
   ) {
     super(message);
@@ -168,6 +174,8 @@ export class TokenInputError extends Error {
 export interface MintInput {
   role: Role;
   workspaceId?: string | null;
+  /** MCP_CLIENT only, and required there: the assistant it serves (its workspace comes with it). */
+  assistantId?: string | null;
   label?: string | null;
   /** Optional; must be in the future. */
   expiresAt?: Date | null;
@@ -190,6 +198,22 @@ export async function mintToken(
       `a ${input.role} token sees every workspace and is not bound to one; leave the workspace out`,
     );
   }
+  if (input.role === Role.MCP_CLIENT && !input.assistantId)
+    throw new TokenInputError('ASSISTANT_REQUIRED', 'assistantId', 'an MCP_CLIENT token needs an assistant');
+  if (input.role !== Role.MCP_CLIENT && input.assistantId)
+    throw new TokenInputError(
+      'ASSISTANT_NOT_ALLOWED',
+      'assistantId',
+      'only an MCP_CLIENT token is bound to an assistant; leave the assistant out',
+    );
+  let assistant: Assistant | null = null;
+  if (input.assistantId) {
+    assistant = await em.findOne(Assistant, { id: input.assistantId });
+    // Another workspace's assistant is as unknown as a missing one.
+    if (!assistant || (input.workspaceId && assistant.workspace.id !== input.workspaceId))
+      throw new TokenInputError('ASSISTANT_NOT_FOUND', 'assistantId', `assistant ${input.assistantId} does not exist`);
+  }
+  const workspaceId = assistant ? assistant.workspace.id : input.workspaceId;
   const label = input.label?.trim() || `${input.role.toLowerCase()} token`;
   if (label.length > 200)
     throw new TokenInputError('LABEL_TOO_LONG', 'label', 'must be at most 200 characters');
@@ -197,14 +221,10 @@ export async function mintToken(
     throw new TokenInputError('EXPIRY_IN_PAST', 'expiresAt', 'must be in the future');
   }
   let workspace = null;
-  if (input.workspaceId) {
-    workspace = await em.findOne(Workspace, { id: input.workspaceId });
+  if (workspaceId) {
+    workspace = await em.findOne(Workspace, { id: workspaceId });
     if (!workspace)
-      throw new TokenInputError(
-        'WORKSPACE_NOT_FOUND',
-        'workspaceId',
-        `workspace ${input.workspaceId} does not exist`,
-      );
+      throw new TokenInputError('WORKSPACE_NOT_FOUND', 'workspaceId', `workspace ${workspaceId} does not exist`);
   }
   const token = generateToken();
   const row = new ApiToken(
@@ -213,6 +233,7 @@ export async function mintToken(
     workspace ? em.getReference(Workspace, workspace.id, { wrapped: true }) : null,
     label,
   );
+  row.assistantId = assistant?.id ?? null;
   row.expiresAt = input.expiresAt ?? null;
   row.createdBy = input.createdBy ?? null;
   em.persist(row);

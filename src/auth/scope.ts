@@ -7,7 +7,8 @@ import type { Principal } from './principal.js';
  * principal may see, or null when it may see all of them (ADMIN, OPERATOR, unbound RUNTIME).
  */
 export function scopedWorkspace(principal: Principal): string | null {
-  if (principal.role === Role.CUSTOMER || principal.role === Role.RUNTIME) return principal.workspaceId;
+  if (principal.role === Role.CUSTOMER || principal.role === Role.RUNTIME || principal.role === Role.MCP_CLIENT)
+    return principal.workspaceId;
   return null;
 }
 

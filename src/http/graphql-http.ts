@@ -12,6 +12,7 @@ import {
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Role } from '../auth/api-token.entity.js';
 import { bearerToken } from '../auth/tokens.js';
 import { createContext, type Context } from '../graphql/context.js';
 import type { BoundedDocuments } from '../graphql/document-limits.js';
@@ -111,6 +112,15 @@ export function graphqlHttpHandler(
       return refuseUnauthenticated(req, res, req.headers.authorization !== undefined);
     }
     record.actor = actorOf(principal);
+    if (principal.role === Role.MCP_CLIENT) {
+      addErrorCodes(record, ['FORBIDDEN']);
+      return refuseEarly(
+        req,
+        res,
+        403,
+        errorBody('FORBIDDEN', 'an MCP_CLIENT token lists and calls its assistant\'s tools through /mcp/{assistantId} only'),
+      );
+    }
     const limit = bodyLimitFor(principal.role, services.config.limits);
     const body = req.method === 'POST' ? await readBody(req, limit) : '';
     if (body === null) {

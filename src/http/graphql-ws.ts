@@ -15,7 +15,7 @@ import {
 import type { ServerOptions } from 'graphql-ws';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type VerifyClientCallbackAsync, type WebSocket } from 'ws';
-import type { Role } from '../auth/api-token.entity.js';
+import { Role } from '../auth/api-token.entity.js';
 import { bearerToken } from '../auth/tokens.js';
 import { createContext, type Context } from '../graphql/context.js';
 import type { BoundedDocuments } from '../graphql/document-limits.js';
@@ -164,7 +164,8 @@ export function serveGraphqlWs(
       onConnect: async (ctx) => {
         const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers.authorization);
         const principal = await services.auth.authenticate(services.orm.em.getConnection(), token);
-        if (!principal || !token) return false; // closes with 4403 Forbidden
+        // An MCP client's token lists and calls one assistant's tools through /mcp, nothing else.
+        if (!principal || !token || principal.role === Role.MCP_CLIENT) return false; // closes with 4403 Forbidden
         ctx.extra.principal = principal;
         ctx.extra.token = token;
         tokens.add(ctx.extra.socket, token, principal.tokenId);

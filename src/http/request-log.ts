@@ -29,6 +29,8 @@ export function routeOf(pathname: string): string {
   if (FIXED_ROUTES.has(pathname)) return pathname;
   if (pathname === '/debugger' || pathname.startsWith('/debugger/')) return '/debugger';
   if (pathname.startsWith('/graphiql/')) return '/graphiql';
+  if (pathname.startsWith('/mcp/')) return '/mcp';
+  if (pathname.startsWith('/.well-known/oauth-protected-resource/mcp/')) return '/.well-known/oauth-protected-resource/mcp';
   return 'other';
 }
 

@@ -29,6 +29,14 @@ import {
 /** Extra routes (such as the OAuth callback) mounted by app.ts. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
+/** A route under a path prefix; it gets the request's log record to add its actor and codes. */
+export type PrefixRouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  record: RequestLogRecord,
+) => Promise<void>;
+
 export interface HttpServer {
   server: Server;
   url: string;
@@ -47,6 +55,8 @@ export async function startHttpServer(
     routes?: Record<string, RouteHandler>;
     /** The explorer page, answered before the token check to a browser's `GET /graphql` (wantsExplorer). */
     explorer?: RouteHandler;
+    /** Routes by path prefix (the MCP endpoint, `/mcp/{assistantId}`), after the exact ones. */
+    prefixRoutes?: [prefix: string, handler: PrefixRouteHandler][];
   },
 ): Promise<HttpServer> {
   const { logger, metrics } = services;
@@ -86,6 +96,8 @@ export async function startHttpServer(
   ): Promise<void> {
     const route = routes[url.pathname];
     if (route) return route(req, res, url);
+    for (const [prefix, handler] of options.prefixRoutes ?? [])
+      if (url.pathname.startsWith(prefix)) return handler(req, res, url, record);
     if (url.pathname !== GRAPHQL_PATH) return sendJson(res, 404, { error: 'not found' });
     // A static page: nothing of the request is executed, and a GET that names a query goes on below.
     if (options.explorer && wantsExplorer(req.method, req.headers.accept, url.searchParams))

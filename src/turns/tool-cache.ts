@@ -160,6 +160,8 @@ export class ToolCache {
   /** Input schemas by content: see {@link DEFAULT_SCHEMA_MEMO_MAX}. */
   readonly #schemas = new Map<string, JsonObject>();
   readonly #memo: CompileMemo = new WeakMap();
+  /** Told of each invalidation: a workspace's tools may have changed (null: every workspace's). */
+  readonly #listeners = new Set<(workspaceId: string | null) => void>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -278,6 +280,16 @@ export class ToolCache {
     return schema;
   }
 
+  /** Listens to invalidations (the MCP endpoint's list_changed); returns the unsubscribe. */
+  onInvalidate(listener: (workspaceId: string | null) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #tell(workspaceId: string | null): void {
+    for (const listener of this.#listeners) listener(workspaceId);
+  }
+
   /** Drops what a signal touches: the whole workspace, which is cheap and always correct. */
   invalidate(signal: CacheSignal): void {
     this.#generation++;
@@ -289,12 +301,14 @@ export class ToolCache {
       if (entry.workspaceId === signal.workspaceId) this.#entries.delete(id);
     }
     this.logger.debug({ signal }, 'tool cache invalidated');
+    this.#tell(signal.workspaceId);
   }
 
   clear(): void {
     this.#generation++;
     this.#loading.clear();
     this.#entries.clear();
+    this.#tell(null);
   }
 
   close(): void {

@@ -50,6 +50,13 @@ interface PreparedTurn {
   stored: boolean;
 }
 
+/** A turn begun through another front door than GraphQL: which, and the token's label. */
+export interface TurnVia {
+  door: 'MCP';
+  /** The token's label (never the token). */
+  token: string;
+}
+
 export interface BeginTurnResult {
   turnId: string;
   tools: DialectTool[];
@@ -164,6 +171,8 @@ export class TurnService {
     assistantId: string,
     conversationId: string,
     dialect: ToolDialect = 'GENERIC',
+    /** The front door, when it is not GraphQL: on the TURN_STARTED event, for the debugger. */
+    via: TurnVia | null = null,
   ): Promise<BeginTurnResult> {
     const tools = await this.cache.get(assistantId);
     const scope = scopedWorkspace(principal);
@@ -171,6 +180,10 @@ export class TurnService {
     const turnId = uuidv7();
     const prepared = this.#prepared(tools, dialect);
     const ws = tools.workspaceId;
+    const startedJson =
+      via === null
+        ? prepared.startedJson
+        : storableJson({ ...(JSON.parse(prepared.startedJson) as Record<string, unknown>), via });
     let stored = false;
     if (prepared.stored) {
       const rows = await this.#run(BEGIN_SQL, [
@@ -182,7 +195,7 @@ export class TurnService {
         dialect,
         ws,
         prepared.digest,
-        prepared.startedJson,
+        startedJson,
       ]);
       stored = rows.length > 0;
       // The list is gone (lost with an uncommitted WAL tail, or deleted): store it again below.
@@ -201,7 +214,7 @@ export class TurnService {
         conversationId,
         prepared.digest,
         dialect,
-        prepared.startedJson,
+        startedJson,
       ]);
       prepared.stored = true;
     }

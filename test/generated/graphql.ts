@@ -101,6 +101,8 @@ export type ConnectionStatus =
   | 'READY';
 
 export type CreateApiTokenInput = {
+  /** Required for MCP_CLIENT (the assistant whose tools it lists and calls through /mcp/{assistantId}; its workspace comes with it), refused for every other role. */
+  assistantId?: string | number | null | undefined;
   /** Optional expiry, in the future. Null: never expires. */
   expiresAt?: string | null | undefined;
   /** Who or what holds it, such as "acme dashboard". At most 200 characters. */
@@ -239,6 +241,7 @@ export type Risk =
 export type Role =
   | 'ADMIN'
   | 'CUSTOMER'
+  | 'MCP_CLIENT'
   | 'OPERATOR'
   | 'RUNTIME';
 

@@ -1,0 +1,336 @@
+/**
+ * An assistant's connected tools as a remote MCP server (issue 27): `POST`, `GET` and `DELETE`
+ * on `/mcp/{assistantId}`, MCP Streamable HTTP, through the SDK 1.32 server classes (a `Server`
+ * and a stateless `StreamableHTTPServerTransport` per request: nothing of a session is kept in
+ * an instance, so any instance answers any request).
+ *
+ * - Who: an MCP_CLIENT token bound to that assistant, decided from the headers alone (401 with the
+ *   protected-resource metadata, 403 for another assistant's token or another role).
+ * - Sessions: `initialize` answers a signed, self-contained `Mcp-Session-Id` (protocol.ts); later
+ *   requests may carry it, and any instance checks it. A session is a conversation.
+ * - `tools/list`: the GENERIC tools `beginTurn` would declare now (both gates, from the tool
+ *   cache, which every instance refreshes by NOTIFY), without built-ins or finish_turn, in pages.
+ * - `tools/call`: the call path of `callTool` (src/turns/call-path.ts), on the conversation's
+ *   Turn (conversations.ts). Every failure is an `isError` result with the model's message.
+ * - `GET`: a stream that gets `notifications/tools/list_changed`; bounded per instance, closed
+ *   when the token is revoked.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Role } from '../auth/api-token.entity.js';
+import type { Principal } from '../auth/principal.js';
+import { bearerToken } from '../auth/tokens.js';
+import { fromGlobalId } from '../graphql/node.js';
+import { readBody, refuseEarly } from '../http/edge.js';
+import { sendJson } from '../http/json-response.js';
+import type { RequestLogRecord } from '../http/request-log.js';
+import { actorOf, addErrorCodes } from '../http/request-log.js';
+import type { JsonObject } from '../operations/types.js';
+import type { Services } from '../services.js';
+import { FINISHED_MESSAGE } from '../turns/call-path.js';
+import { dialectToolsOf } from '../turns/tool-cache.js';
+import { failure } from '../turns/result.js';
+import { CallStatus } from '../turns/call-status.js';
+import { McpConversations } from './conversations.js';
+import {
+  conversationOf,
+  DEFAULT_HEADER_VERSION,
+  mcpCallResult,
+  negotiatedVersion,
+  readSessionId,
+  sessionId,
+  toolsPage,
+  versionHeaderProblem,
+  type Mac,
+  type McpCallResult,
+  type SessionClaims,
+} from './protocol.js';
+
+export const MCP_PATH_PREFIX = '/mcp/';
+export const RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource/mcp/';
+/** The most messages in one 2025-03-26 batch. */
+export const MCP_BATCH_MAX = 32;
+const SERVER_INFO = { name: 'connected-tools', version: '1.0.0' };
+
+/** A JSON-RPC error answered before the SDK sees the request. */
+function rpcError(res: ServerResponse, req: IncomingMessage, status: number, code: number, message: string): void {
+  refuseEarly(req, res, status, JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** The assistant's id from `/mcp/{assistantId}` (its GraphQL ID), or null. */
+function assistantOf(pathname: string, prefix: string): { globalId: string; id: string } | null {
+  const globalId = decodeURIComponent(pathname.slice(prefix.length));
+  if (globalId.length === 0 || globalId.length > 200 || globalId.includes('/')) return null;
+  const parsed = fromGlobalId(globalId);
+  return parsed?.type === 'Assistant' ? { globalId, id: parsed.id } : null;
+}
+
+/** JSON unless the client prefers SSE: text/event-stream listed first, or a progressToken to stream. */
+function wantsSse(accept: string | undefined, messages: readonly unknown[]): boolean {
+  const first = (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim();
+  if (first === 'text/event-stream') return true;
+  return messages.some((m) => {
+    const meta = (m as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta;
+    return meta?.progressToken !== undefined;
+  });
+}
+
+export class McpEndpoint {
+  readonly conversations: McpConversations;
+  readonly #mac: Mac;
+  /** Calls in flight per token (on this instance). */
+  readonly #inFlight = new Map<string, number>();
+  /** Open GET streams: their token and assistant, to close or notify them. */
+  readonly #streams = new Map<Server, { tokenId: string; workspaceId: string | null; close: () => void }>();
+  readonly #stops: (() => void)[] = [];
+
+  constructor(private readonly services: Services) {
+    const { config } = services;
+    this.conversations = new McpConversations(services.orm, services.turns, services.logger, config.mcpServer);
+    this.#mac = (parts) => services.secrets.fingerprint(['mcp-session', ...parts]);
+    // A revoked token's open streams close at once (the revocation reaches every instance by NOTIFY).
+    this.#stops.push(
+      services.auth.onRevoked((tokenId) => {
+        for (const [, s] of this.#streams) if (s.tokenId === tokenId) s.close();
+      }),
+    );
+    // Tool changes: every stream of the workspace's assistants is told to list again.
+    this.#stops.push(
+      services.toolCache.onInvalidate((workspaceId) => {
+        for (const [server, s] of this.#streams) {
+          if (workspaceId !== null && s.workspaceId !== workspaceId) continue;
+          void server.sendToolListChanged().catch(() => undefined);
+        }
+      }),
+    );
+  }
+
+  start(): void {
+    this.conversations.start();
+  }
+
+  close(): void {
+    this.conversations.close();
+    for (const stop of this.#stops) stop();
+    for (const [, s] of this.#streams) s.close();
+  }
+
+  stats(): { streams: number } {
+    return { streams: this.#streams.size };
+  }
+
+  /** `GET /.well-known/oauth-protected-resource/mcp/{assistantId}` (RFC 9728). */
+  resourceMetadata = async (_req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const assistant = assistantOf(url.pathname, RESOURCE_METADATA_PREFIX);
+    if (!assistant) return sendJson(res, 404, { error: 'not found' });
+    res.setHeader('cache-control', 'public, max-age=300');
+    return sendJson(res, 200, {
+      resource: this.#resourceUrl(assistant.globalId),
+      bearer_methods_supported: ['header'],
+      resource_name: 'Connected tools of one assistant',
+      resource_documentation: `${this.services.config.publicUrl}/README.md#use-an-assistants-tools-from-any-mcp-client`,
+    });
+  };
+
+  #resourceUrl(globalId: string): string {
+    return `${this.services.config.publicUrl}${MCP_PATH_PREFIX}${encodeURIComponent(globalId)}`;
+  }
+
+  handle = async (req: IncomingMessage, res: ServerResponse, url: URL, record: RequestLogRecord): Promise<void> => {
+    const assistant = assistantOf(url.pathname, MCP_PATH_PREFIX);
+    if (!assistant) return sendJson(res, 404, { error: 'not found' });
+    // The token first, from the headers alone: nothing of a refused request is read or parsed.
+    const token = bearerToken(req.headers.authorization);
+    const principal = await this.services.auth.authenticate(this.services.orm.em.getConnection(), token);
+    if (!principal) {
+      addErrorCodes(record, ['UNAUTHENTICATED']);
+      const metadata = `${this.services.config.publicUrl}${RESOURCE_METADATA_PREFIX}${encodeURIComponent(assistant.globalId)}`;
+      const given = req.headers.authorization !== undefined;
+      return refuseEarly(
+        req,
+        res,
+        401,
+        JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: given ? 'the token is not valid (revoked, expired, unknown or malformed)' : 'a token is required: Authorization: Bearer <MCP_CLIENT token>' }, id: null }),
+        { 'www-authenticate': `Bearer resource_metadata="${metadata}"${given ? ', error="invalid_token"' : ''}` },
+      );
+    }
+    record.actor = actorOf(principal);
+    if (principal.role !== Role.MCP_CLIENT || principal.assistantId !== assistant.id) {
+      addErrorCodes(record, ['FORBIDDEN']);
+      return rpcError(res, req, 403, -32001, 'this token is not an MCP_CLIENT token of this assistant');
+    }
+    const versionProblem = versionHeaderProblem(header(req, 'mcp-protocol-version'));
+    if (versionProblem) return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
+
+    // A session, where the client uses one: ours, of this token and assistant, or 404 (initialize again).
+    const sessionHeader = header(req, 'mcp-session-id');
+    let session: SessionClaims | null = null;
+    if (sessionHeader !== undefined) {
+      session = readSessionId(sessionHeader, this.#mac);
+      if (!session || session.tokenId !== principal.tokenId || session.assistantId !== assistant.id)
+        return rpcError(res, req, 404, -32001, 'Session not found: initialize again without a session id');
+    }
+
+    if (req.method === 'DELETE') {
+      if (!session) return rpcError(res, req, 400, ErrorCode.InvalidRequest, 'DELETE needs the Mcp-Session-Id to end');
+      await this.#endSession(principal, assistant.id, session);
+      res.writeHead(200).end();
+      return;
+    }
+    if (req.method === 'GET') return this.#stream(req, res, principal);
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
+      return;
+    }
+
+    const limit = this.services.config.mcpServer.maxBodyBytes;
+    const body = await readBody(req, limit);
+    if (body === null) return rpcError(res, req, 413, ErrorCode.InvalidRequest, `request body over ${limit} bytes`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return rpcError(res, req, 400, ErrorCode.ParseError, 'Parse error: the body is not JSON');
+    }
+    const messages = Array.isArray(parsed) ? parsed : [parsed];
+    // Batches were removed in 2025-06-18: only a 2025-03-26 client (or one that names no version,
+    // which the transport spec reads as 2025-03-26) may send one, of at most MCP_BATCH_MAX messages.
+    if (Array.isArray(parsed)) {
+      const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
+      if (version !== '2025-03-26')
+        return rpcError(res, req, 400, ErrorCode.InvalidRequest, `batches are not part of protocol version ${version}`);
+      if (parsed.length === 0 || parsed.length > MCP_BATCH_MAX)
+        return rpcError(res, req, 400, ErrorCode.InvalidRequest, `a batch holds 1 to ${MCP_BATCH_MAX} messages`);
+    }
+
+    // `initialize` negotiates among the versions served here, and begins a session.
+    let newSession: string | null = null;
+    for (const m of messages) {
+      if (m && typeof m === 'object' && (m as { method?: unknown }).method === 'initialize') {
+        const params = ((m as { params?: unknown }).params ?? {}) as Record<string, unknown>;
+        params.protocolVersion = negotiatedVersion(params.protocolVersion);
+        newSession = sessionId(
+          {
+            assistantId: assistant.id,
+            tokenId: principal.tokenId,
+            version: params.protocolVersion as SessionClaims['version'],
+            key: randomBytes(18).toString('base64url'),
+          },
+          this.#mac,
+        );
+      }
+    }
+    if (newSession !== null) res.setHeader('mcp-session-id', newSession);
+    res.setHeader('cache-control', 'no-store');
+
+    const server = this.#server(principal, assistant.id, session);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !wantsSse(header(req, 'accept'), messages),
+    });
+    res.on('close', () => void server.close().catch(() => undefined));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, parsed as JSONRPCMessage);
+  };
+
+  /** The SDK server of one request: its tools/list and tools/call on this assistant. */
+  #server(principal: Principal, assistantId: string, session: SessionClaims | null): Server {
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      const tools = await this.services.toolCache.get(assistantId);
+      if (!tools) throw new McpError(ErrorCode.InvalidRequest, 'the assistant does not exist');
+      const list = dialectToolsOf(tools, 'GENERIC');
+      // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
+      const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
+      const page = toolsPage(callable, request.params?.cursor, this.services.config.mcpServer.pageSize);
+      if (!page.ok) throw new McpError(ErrorCode.InvalidParams, page.message);
+      return page.nextCursor === undefined ? { tools: page.tools } : { tools: page.tools, nextCursor: page.nextCursor };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const conversation = conversationOf(principal.tokenId, session, request.params._meta);
+      if (!conversation.ok) throw new McpError(ErrorCode.InvalidParams, conversation.message);
+      return this.#call(principal, assistantId, conversation.conversationId, request.params.name, (request.params.arguments ?? {}) as JsonObject);
+    });
+    return server;
+  }
+
+  async #call(
+    principal: Principal,
+    assistantId: string,
+    conversationId: string,
+    name: string,
+    args: JsonObject,
+  ): Promise<McpCallResult> {
+    const cap = this.services.config.mcpServer.callsPerToken;
+    const running = this.#inFlight.get(principal.tokenId) ?? 0;
+    if (running >= cap)
+      return mcpCallResult(
+        failure(
+          CallStatus.RATE_LIMITED,
+          `Too many calls at once through this MCP client (at most ${cap}). Nothing was done; try again when an earlier call has answered.`,
+        ),
+      );
+    this.#inFlight.set(principal.tokenId, running + 1);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const turnId = await this.conversations.turnOf(principal, assistantId, conversationId);
+        const result = await this.services.turns.call(principal, turnId, name, args);
+        // The conversation's Turn was finished (idle, elsewhere) and nothing was sent: on a new one.
+        if (result.callId === null && result.message === FINISHED_MESSAGE && attempt === 0) {
+          this.conversations.forget(assistantId, conversationId);
+          continue;
+        }
+        return mcpCallResult(result);
+      }
+    } finally {
+      const left = (this.#inFlight.get(principal.tokenId) ?? 1) - 1;
+      if (left <= 0) this.#inFlight.delete(principal.tokenId);
+      else this.#inFlight.set(principal.tokenId, left);
+    }
+  }
+
+  /** `DELETE`: the session's conversation ends with its Turn. */
+  async #endSession(principal: Principal, assistantId: string, session: SessionClaims): Promise<void> {
+    const conversationId = conversationOf(principal.tokenId, session, undefined);
+    if (!conversationId.ok) return;
+    const turnId = await this.conversations.turnOf(principal, assistantId, conversationId.conversationId);
+    this.conversations.forget(assistantId, conversationId.conversationId);
+    await this.services.turns.finish(principal, turnId);
+  }
+
+  /** `GET`: a stream for `notifications/tools/list_changed`, bounded per instance. */
+  async #stream(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+    if (this.#streams.size >= this.services.config.mcpServer.streamsMax) {
+      res.writeHead(503, { 'retry-after': '5' }).end();
+      return;
+    }
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const close = () => {
+      this.#streams.delete(server);
+      void server.close().catch(() => undefined);
+      res.destroy();
+    };
+    this.#streams.set(server, { tokenId: principal.tokenId, workspaceId: principal.workspaceId, close });
+    res.on('close', () => {
+      this.#streams.delete(server);
+      void server.close().catch(() => undefined);
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
