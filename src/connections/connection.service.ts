@@ -8,6 +8,7 @@ import { announceToolChange } from '../turns/cache-signal.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Connection, ConnectionKind, CredentialKind } from './connection.entity.js';
 import { isKeyCredential, originOf, uncoveredOrigins } from './key-origins.js';
+import { credentialAad } from './endpoint.js';
 import { originsForNewKey, sourceKeyTargets, type SourceAfter } from './source-origins.js';
 import type { CreateConnectionInput, CredentialInput, UpdateConnectionInput } from './connection.input.js';
 import {
@@ -43,11 +44,6 @@ export async function connect(
   const discovery = await services.discovery.run(result.connection.id, DiscoveryTrigger.CONNECT, principal);
   await em.refresh(result.connection);
   return { ...result, discoveryRun: discovery.run };
-}
-
-/** The associated data that binds a sealed credential to its connection: a copied blob won't open. */
-export function credentialAad(connectionId: string): string {
-  return `connection:${connectionId}:credential`;
 }
 
 /**

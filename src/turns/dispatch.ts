@@ -21,7 +21,7 @@ import type { CallToolOutcome, McpEndpoint, ServerNotification } from '../mcp/cl
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
-import type { TurnDeps } from '../services.js';
+import type { TurnDeps } from './deps.js';
 import { rejectionMessage, uncheckableMessage } from './arguments.js';
 import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
 import { argumentCheckOf, type CachedOperation } from './tool-cache.js';

@@ -27,7 +27,7 @@ import { uuidv7 } from '../db/ids.js';
 import { eventNotifySql } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
-import type { TurnDeps } from '../services.js';
+import type { TurnDeps } from './deps.js';
 import { resolveDeclaredName } from './declare.js';
 import { decodeArguments } from './dialects/decode.js';
 import type { DialectTool, LeftOutTool } from './dialects/declarations.js';
