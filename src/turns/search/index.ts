@@ -287,13 +287,13 @@ export function searchableParams(inputSchema: JsonObject): { name: string; descr
                 : null;
             out.push(description ? { name, description } : { name });
           }
-          children.push(sub as JsonValue);
+          children.push(sub);
         }
       }
-      if (node.items !== undefined) children.push(node.items as JsonValue);
+      if (node.items !== undefined) children.push(node.items);
       for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
         const list = node[key];
-        if (Array.isArray(list)) children.push(...(list as JsonValue[]));
+        if (Array.isArray(list)) children.push(...(list));
       }
       if (depth + 1 <= MAX_PARAM_DEPTH) for (const c of children) next.push({ node: c, depth: depth + 1 });
     }
