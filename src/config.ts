@@ -91,7 +91,7 @@ export const DEFAULT_TOOL_SEARCH_AUTO_BYTES = 64 * 1024;
 export const DEFAULT_TOOL_SEARCH_DECLARE = 20;
 export const DEFAULT_TOOL_SEARCH_LIMIT = 5;
 export const DEFAULT_TOOL_SEARCH_MAX_LIMIT = 20;
-export const DEFAULT_TOOL_SEARCH_MAX_QUERY_CHARS = 500;
+export const DEFAULT_TOOL_SEARCH_QUERY_MAX = 500;
 
 export interface Config {
   env: 'production' | 'development' | 'test';
@@ -412,7 +412,7 @@ export function loadConfig(env: Env = process.env): Config {
       declare: int(env, 'TOOL_SEARCH_DECLARE', DEFAULT_TOOL_SEARCH_DECLARE, 0, 1_000),
       defaultLimit: int(env, 'TOOL_SEARCH_LIMIT', DEFAULT_TOOL_SEARCH_LIMIT, 1, 50),
       maxLimit: int(env, 'TOOL_SEARCH_MAX_LIMIT', DEFAULT_TOOL_SEARCH_MAX_LIMIT, 1, 50),
-      maxQueryChars: int(env, 'TOOL_SEARCH_MAX_QUERY_CHARS', DEFAULT_TOOL_SEARCH_MAX_QUERY_CHARS, 16, 4_096),
+      maxQueryChars: int(env, 'TOOL_SEARCH_QUERY_MAX', DEFAULT_TOOL_SEARCH_QUERY_MAX, 16, 4_096),
     },
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),

@@ -10,7 +10,7 @@
  *   (SEARCH_RECORD_SQL: seq, TurnCall as a READ with no operation and no ledger row, the found
  *   tools in `turn_found_tool`, CALL_STARTED and CALL_FINISHED), so that any instance accepts a
  *   call to a found tool; a call re-checks both gates as for every tool.
- * - The model's arguments are untrusted: the query is cut to TOOL_SEARCH_MAX_QUERY_CHARS and made
+ * - The model's arguments are untrusted: the query is cut to TOOL_SEARCH_QUERY_MAX and made
  *   storable, the limit bounded by TOOL_SEARCH_MAX_LIMIT; anything else is REJECTED.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';

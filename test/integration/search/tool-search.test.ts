@@ -206,6 +206,15 @@ describe('tool search', () => {
     expect(turn.leftOut.filter((t) => t.code === 'TOOL_LIMIT').length).toBe(400 - 127);
   });
 
+  it('declares far fewer bytes with search than without (GENERIC, all 400 declared when OFF)', async () => {
+    const bytes = (tools: { declaration: unknown }[]) =>
+      tools.reduce((n, t) => n + Buffer.byteLength(JSON.stringify(t.declaration)), 0);
+    const off = await beginOn(A, 'GENERIC', { mode: 'OFF' });
+    const on = await beginOn(A, 'GENERIC', { mode: 'ON' });
+    expect(off.tools.length).toBe(401);
+    expect(bytes(on.tools)).toBeLessThan(bytes(off.tools) * 0.15);
+  });
+
   it('rejects a call to a tool neither declared nor found, telling the model to search', async () => {
     const turn = await beginOn(A, 'OPENAI', { mode: 'ON', declare: 0 });
     const t = TOOLS[7]!;
