@@ -817,7 +817,8 @@ export class TurnService {
     const name = storableText(fitText(rawName, DECLARED_NAME_LIMIT));
     let operationId = resolveDeclaredName(turn.map, rawName);
     // Tool search: a tool this turn found (on any instance) is callable too.
-    if (operationId === undefined && turn.search) operationId = await this.#search.found(turn, rawName);
+    if (operationId === undefined && turn.search && !turn.builtIns.has(rawName))
+      operationId = await this.#search.found(turn, rawName);
     let op: CachedOperation | undefined;
     let tools: AssistantTools | null = null;
     let early: CallResult | null = null;

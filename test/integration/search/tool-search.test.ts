@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AuditTrailDocument,
   BeginSearchTurnDocument,
   CallToolForModelDocument,
   CreateConnectionDocument,
@@ -309,6 +310,27 @@ describe('tool search', () => {
       w.operator,
     );
     expect(set.setAlwaysDeclare.operation!.alwaysDeclare).toBe(true);
+    const trail = await A.ok(AuditTrailDocument, { id: w.workspaceId, first: 20 }, w.admin);
+    expect(trail.workspace!.auditEvents.nodes).toContainEqual(
+      expect.objectContaining({
+        action: 'SET_ALWAYS_DECLARE',
+        targetId: op.id,
+        before: { alwaysDeclare: false },
+        after: { alwaysDeclare: true },
+      }),
+    );
+    // Setting what is already there writes no audit row; a customer may not set it.
+    await A.ok(SetAlwaysDeclareDocument, { input: { operationId: op.id, alwaysDeclare: true } }, w.operator);
+    const again = await A.ok(AuditTrailDocument, { id: w.workspaceId, first: 50 }, w.admin);
+    expect(again.workspace!.auditEvents.nodes.filter((e) => e.action === 'SET_ALWAYS_DECLARE').length).toBe(
+      1,
+    );
+    const refused = await A.gql(
+      SetAlwaysDeclareDocument,
+      { input: { operationId: op.id, alwaysDeclare: false } },
+      w.customer,
+    );
+    expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     try {
       await waitUntil(async () => (await beginOn(B, 'OPENAI')).tools.some((x) => x.name === declared(t)));
       const turn = await beginOn(A, 'OPENAI');
