@@ -5,8 +5,8 @@
  *
  * Terms: NFKD-folded, lower case, split on anything that is not a letter or digit and on camelCase
  * (`stripe__post_refunds` → `stripe post refunds`), common English words dropped, then lightly
- * stemmed (plural and `-ing`/`-ed` endings) so `refund` finds `refunds`. At query time a short list
- * of synonyms widens a term (`delete` also asks for `remove`). Prefix matching applies to query terms
+ * stemmed (plural and `-ing`/`-ed` endings) so `refund` finds `refunds`, and put in a synonym group
+ * (`remove` is indexed and searched as `delete`). Prefix matching applies to query terms
  * of {@link PREFIX_MIN_LENGTH}+ characters, fuzzy matching to terms of {@link FUZZY_MIN_LENGTH}+.
  *
  * Deterministic: the index is built from the tools in id order, and hits with equal scores are
@@ -35,7 +35,7 @@ export interface SearchableTool {
   connection: string;
 }
 
-/** One hit: `matched` are the query terms that matched (after folding and stemming), sorted. */
+/** One hit: `matched` are the words of the query that matched it (lower case, sorted): why it matched. */
 export interface SearchHit {
   id: string;
   score: number;
@@ -50,6 +50,11 @@ export const MAX_QUERY_TERMS = 24;
 export const MAX_SEARCH_LIMIT = 50;
 /** Longest text indexed from one field of one tool, in UTF-16 code units. */
 export const MAX_FIELD_LENGTH = 4_000;
+/**
+ * Longest text indexed from one tool's parameters: names first, then descriptions, cut. Measured:
+ * parameter text is most of the corpus and most of the build time, and past this it adds no recall.
+ */
+export const MAX_PARAMS_TEXT_LENGTH = 1_500;
 /** Most parameters {@link searchableParams} reads from one input schema. */
 export const MAX_PARAMS = 200;
 /** Deepest nesting {@link searchableParams} walks into (properties, items, combinators). */
@@ -71,6 +76,19 @@ export const FIELD_BOOSTS = {
   connection: 1.5,
 } as const;
 
+/**
+ * Parts of the ranking that can be turned off, to measure what each one buys (bench/search). The
+ * service always uses the defaults: every part on.
+ */
+export interface RankingTuning {
+  stem: boolean;
+  synonyms: boolean;
+  boosts: boolean;
+  prefix: boolean;
+  fuzzy: boolean;
+}
+const FULL_RANKING: RankingTuning = { stem: true, synonyms: true, boosts: true, prefix: true, fuzzy: true };
+
 type Field = keyof typeof FIELD_BOOSTS;
 const FIELDS = Object.keys(FIELD_BOOSTS) as Field[];
 
@@ -86,58 +104,52 @@ interface Doc {
 const STOP_WORDS = new Set(
   (
     'a an and any are as at be by can do does for from get give has have how i in into is it its ' +
-    'let me my of on or our please show so some that the their them then there these this those to ' +
-    'up us want was we what when where which who will with would you your all'
+    'let my of on or our please show so some that the their them then there these this those to ' +
+    'up us want was we what when where which who will with would you your'
   ).split(' '),
 );
 
 /**
- * Query-time synonyms: a query term (stemmed) also asks for these (stemmed) terms. Kept short and
- * generic (verbs of the CRUD family, a few nouns), measured on the labelled set in bench/search.
+ * Synonyms: each word of a group is indexed and searched as the group's first word, so `remove`
+ * finds `delete` and a tool that says both counts the word once. Kept short and generic (the verbs
+ * of the CRUD family, a few nouns), and measured on the labelled set in bench/search.
  */
-const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
-  delete: ['remove', 'del'],
-  remove: ['delete', 'del'],
-  erase: ['delete', 'remove'],
-  create: ['post', 'add', 'new'],
-  add: ['create', 'post'],
-  make: ['create'],
-  new: ['create'],
-  update: ['patch', 'modify', 'edit', 'put'],
-  edit: ['update', 'patch'],
-  change: ['update', 'patch'],
-  modify: ['update', 'patch'],
-  list: ['get', 'all'],
-  find: ['search', 'list', 'get'],
-  look: ['get', 'search'],
-  fetch: ['get', 'retrieve'],
-  retrieve: ['get'],
-  read: ['get', 'retrieve'],
-  send: ['post', 'create'],
-  text: ['message', 'sms'],
-  sms: ['message'],
-  cancel: ['delete', 'void'],
-  stop: ['cancel', 'delete'],
-  money: ['payment', 'charge'],
-  pay: ['payment'],
-  bill: ['invoice'],
-  user: ['member', 'account'],
-  pod: ['pod'],
-  repo: ['repository'],
-  repository: ['repo'],
-  pr: ['pull'],
-  channel: ['conversation'],
-};
+const SYNONYM_GROUPS: readonly (readonly string[])[] = [
+  ['delete', 'remove', 'erase', 'del'],
+  ['create', 'add', 'new', 'make', 'post'],
+  ['update', 'patch', 'modify', 'edit', 'change', 'replace'],
+  ['get', 'fetch', 'retrieve', 'read', 'show', 'look', 'info'],
+  ['message', 'text', 'sms', 'msg'],
+  ['repository', 'repo'],
+  ['pull', 'pr'],
+  ['channel', 'conversation'],
+  ['invoice', 'bill'],
+  ['subscription', 'subscribe'],
+  ['issue', 'bug', 'ticket'],
+  ['all', 'every', 'everyone', 'everything'],
+  ['link', 'permalink', 'url'],
+  ['presence', 'online', 'away'],
+  ['reminder', 'remind'],
+  ['snooze', 'pause'],
+  ['exec', 'execute', 'command'],
+];
+const CANONICAL = new Map<string, string>();
+for (const group of SYNONYM_GROUPS) for (const word of group) CANONICAL.set(stem(word), stem(group[0]!));
 
 /** Lower-cased, folded terms of `text`, split on camelCase and anything not a letter or digit. */
 function splitTerms(text: string): string[] {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
+  // Printable ASCII (nearly all text) takes the fast path; the other folds `é` to `e` first.
+  const ascii = !/[^ -~\t\n\r]/.test(text);
+  const folded = ascii
+    ? text.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    : text
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
+        .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2');
+  return folded
     .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
+    .split(ascii ? /[^a-z0-9]+/ : /[^\p{L}\p{N}]+/u)
     .filter((t) => t.length > 0 && t.length <= 40);
 }
 
@@ -160,15 +172,11 @@ function undouble(term: string): string {
   return /([b-df-hj-np-tv-z])\1$/.test(term) && !/(ll|ss)$/.test(term) ? term.slice(0, -1) : term;
 }
 
-function processIndexed(term: string): string | null {
-  return STOP_WORDS.has(term) ? null : stem(term);
-}
-
-function processQuery(term: string): string[] | null {
+/** One indexed or query term: `null` for a common word, else stemmed and put in its synonym group. */
+function processTerm(term: string, tuning: RankingTuning): string | null {
   if (STOP_WORDS.has(term)) return null;
-  const s = stem(term);
-  const extra = Object.hasOwn(SYNONYMS, s) ? (SYNONYMS[s] ?? []) : [];
-  return [s, ...extra.filter((x) => x !== s)];
+  const s = tuning.stem ? stem(term) : term;
+  return tuning.synonyms ? (CANONICAL.get(s) ?? s) : s;
 }
 
 function cut(text: string | null | undefined): string {
@@ -183,20 +191,35 @@ export class ToolIndex {
   readonly size: number;
   readonly #search: MiniSearch<Doc>;
   readonly #names: Map<string, string>;
+  readonly #tuning: RankingTuning;
 
-  private constructor(search: MiniSearch<Doc>, names: Map<string, string>) {
+  private constructor(search: MiniSearch<Doc>, names: Map<string, string>, tuning: RankingTuning) {
     this.#search = search;
     this.#names = names;
+    this.#tuning = tuning;
     this.size = names.size;
   }
 
-  /** Builds the index; a tool whose id repeats an earlier one (in id order) is left out. */
-  static build(tools: readonly SearchableTool[]): ToolIndex {
+  /**
+   * Builds the index; a tool whose id repeats an earlier one (in id order) is left out. `tuning`
+   * is for measurements only.
+   */
+  static build(tools: readonly SearchableTool[], tuning: Partial<RankingTuning> = {}): ToolIndex {
+    const t: RankingTuning = { ...FULL_RANKING, ...tuning };
+    // The vocabulary is small next to the text: each distinct word is processed once per build.
+    const processed = new Map<string, string | null>();
     const search = new MiniSearch<Doc>({
       fields: FIELDS,
       storeFields: [],
       tokenize: (text) => splitTerms(text),
-      processTerm: (term) => processIndexed(term),
+      processTerm: (term) => {
+        let out = processed.get(term);
+        if (out === undefined) {
+          out = processTerm(term, t);
+          processed.set(term, out);
+        }
+        return out;
+      },
     });
     const names = new Map<string, string>();
     const ordered = [...tools].sort((a, b) => compareCodeUnits(a.id, b.id));
@@ -204,25 +227,24 @@ export class ToolIndex {
     for (const tool of ordered) {
       if (names.has(tool.id)) continue;
       names.set(tool.id, tool.name);
-      const params: string[] = [];
-      let length = 0;
-      for (const p of tool.params.slice(0, MAX_PARAMS)) {
-        const piece = `${p.name} ${p.description ?? ''}`;
-        length += piece.length + 1;
-        if (length > MAX_FIELD_LENGTH) break;
-        params.push(piece);
-      }
+      const taken = tool.params.slice(0, MAX_PARAMS);
+      const params = [
+        ...taken.map((p) => p.name.slice(0, 100)),
+        ...taken.map((p) => (p.description ?? '').slice(0, 200)),
+      ]
+        .join(' ')
+        .slice(0, MAX_PARAMS_TEXT_LENGTH);
       docs.push({
         id: tool.id,
         name: cut(tool.name),
         title: cut(tool.title),
         description: cut(tool.description),
-        params: params.join(' '),
+        params,
         connection: cut(tool.connection),
       });
     }
     search.addAll(docs);
-    return new ToolIndex(search, names);
+    return new ToolIndex(search, names, t);
   }
 
   /**
@@ -236,19 +258,26 @@ export class ToolIndex {
     const unique = [...new Set(terms)].slice(0, MAX_QUERY_TERMS);
     if (unique.length === 0 || this.size === 0) return [];
     const allow = opts.allow;
+    const tuning = this.#tuning;
     const results = this.#search.search(unique.join(' '), {
-      boost: FIELD_BOOSTS,
+      ...(tuning.boosts ? { boost: FIELD_BOOSTS } : {}),
       combineWith: 'OR',
       tokenize: (t) => t.split(' '),
-      processTerm: (term) => processQuery(term),
-      prefix: (term) => term.length >= PREFIX_MIN_LENGTH,
-      fuzzy: (term) => (term.length >= FUZZY_MIN_LENGTH ? 1 : false),
+      processTerm: (term) => processTerm(term, tuning),
+      prefix: (term) => tuning.prefix && term.length >= PREFIX_MIN_LENGTH,
+      fuzzy: (term) => (tuning.fuzzy && term.length >= FUZZY_MIN_LENGTH ? 1 : false),
       ...(allow ? { filter: (r: SearchResult) => allow(String(r.id)) } : {}),
     });
+    // Matched terms are reported as the customer's own words (`remove`, not its group's `delete`).
+    const wordsOf = new Map<string, string[]>();
+    for (const word of unique) {
+      const term = processTerm(word, tuning);
+      if (term !== null) wordsOf.set(term, [...(wordsOf.get(term) ?? []), word]);
+    }
     const hits = results.map((r) => ({
       id: String(r.id),
       score: r.score,
-      matched: [...new Set(r.queryTerms)].sort(compareCodeUnits),
+      matched: [...new Set(r.queryTerms.flatMap((t) => wordsOf.get(t) ?? [t]))].sort(compareCodeUnits),
     }));
     hits.sort(
       (a, b) =>
@@ -293,7 +322,7 @@ export function searchableParams(inputSchema: JsonObject): { name: string; descr
       if (node.items !== undefined) children.push(node.items);
       for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
         const list = node[key];
-        if (Array.isArray(list)) children.push(...(list));
+        if (Array.isArray(list)) children.push(...list);
       }
       if (depth + 1 <= MAX_PARAM_DEPTH) for (const c of children) next.push({ node: c, depth: depth + 1 });
     }
