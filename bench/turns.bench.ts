@@ -190,7 +190,7 @@ export async function run(): Promise<void> {
     // --- beginTurn, 300 tools
     const beginOn = (gql: Gql, assistantId: string) =>
       gql<{ beginTurn: { turnId: string; tools: { name: string }[] } }>(
-        'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId tools { name description inputSchema } } }',
+        'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c, toolSearch: { mode: OFF } }) { turnId tools { name description inputSchema } } }',
         { a: assistantId, c: 'bench' },
         runtime,
       );

@@ -138,7 +138,8 @@ export function builtInProblems(builtIns: readonly DeclaredTool[]): string[] {
     if (!DECLARED_NAME_PATTERN.test(name)) {
       problems.push(`"${name}" does not match ${String(DECLARED_NAME_PATTERN)}`);
     }
-    if (name === FINISH_TURN.name) problems.push(`"${name}" is reserved`);
+    // search_tools: the tool search's own tool (issue 31, src/turns/search/declare-search.ts).
+    if (name === FINISH_TURN.name || name === 'search_tools') problems.push(`"${name}" is reserved`);
     if (seen.has(name)) problems.push(`"${name}" is listed twice`);
     seen.add(name);
   }

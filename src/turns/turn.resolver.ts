@@ -46,6 +46,7 @@ import { LedgerEntry } from './ledger-entry.entity.js';
 import { CallStatus, TurnCall } from './turn-call.entity.js';
 import { TurnEventType } from './turn-event.entity.js';
 import { Turn } from './turn.entity.js';
+import { toolSearchPayload, ToolSearchInputType, ToolSearchType } from './search/tool-search.graphql.js';
 import { forModel } from './dialects/for-model.js';
 import { ToolDialectEnum, type ToolDialect } from './dialects/dialect-enum.js';
 import type { LeftOutCode } from './dialects/compile.js';
@@ -135,6 +136,12 @@ export class BeginTurnInput {
       'The model API the tools are declared for; callTool then takes arguments and shapes results for it.',
   })
   dialect!: ToolDialect;
+
+  @Field(() => ToolSearchInputType, {
+    nullable: true,
+    description: 'Tool search for assistants with many tools (README, "Many tools"); default mode AUTO.',
+  })
+  toolSearch?: ToolSearchInputType | null;
 }
 
 @ObjectType()
@@ -152,6 +159,9 @@ export class BeginTurnPayload {
       "Callable tools that the dialect's API would refuse, left out of tools (never sent broken), with why.",
   })
   leftOut!: LeftOutToolType[];
+
+  @Field(() => ToolSearchType, { description: 'Whether this turn searches its tools (README, "Many tools").' })
+  toolSearch!: ToolSearchType;
 }
 
 @InputType()
@@ -451,8 +461,14 @@ export class TurnResolver {
       idOf(input.assistantId, 'Assistant', 'assistant'),
       conversationId,
       input.dialect ?? 'GENERIC',
+      input.toolSearch ?? null,
     );
-    return { turnId: toGlobalId('Turn', result.turnId), tools: result.tools, leftOut: result.leftOut };
+    return {
+      turnId: toGlobalId('Turn', result.turnId),
+      tools: result.tools,
+      leftOut: result.leftOut,
+      toolSearch: toolSearchPayload(result.toolSearch),
+    };
   }
 
   @Authorized(Role.RUNTIME)

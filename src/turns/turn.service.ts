@@ -52,6 +52,15 @@ import {
 import { dialectToolsOf, type AssistantTools, type CachedOperation, type ToolCache } from './tool-cache.js';
 import { CallStatus } from './turn-call.entity.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
+// Tool search (issue 31): the hooks below are marked "tool search".
+import {
+  choiceKey,
+  SEARCH_TOOLS_NAME,
+  type SearchChoice,
+  type ToolSearchInput,
+} from './search/declare-search.js';
+import { notFoundMessage, ToolSearch } from './search/tool-search.js';
+import { badInput } from '../graphql/errors.js';
 
 export const DEFAULT_TURN_STATE_MAX = 50_000;
 /** Left-out tools listed in a TURN_STARTED event (all are on the turn's record). */
@@ -73,6 +82,10 @@ interface TurnState {
   dialect: ToolDialect;
   /** finishTurn was called (on this instance, or before this instance loaded the turn). */
   finished: boolean;
+  /** Tool search (issue 31): the turn declares `search_tools`; found tools are callable too. */
+  search: boolean;
+  /** Found tools known to this instance: declared name → operation id (src/turns/search/). */
+  found?: Map<string, string>;
 }
 
 interface PreparedTurn {
@@ -88,6 +101,8 @@ interface PreparedTurn {
   leftOut: LeftOutTool[];
   /** This process saw the list committed: later turns of the entry send only its digest. */
   stored: boolean;
+  /** Tool search (issue 31) applies: the turn declares `search_tools` (provider SERVICE). */
+  search: boolean;
 }
 
 export interface BeginTurnResult {
@@ -95,6 +110,8 @@ export interface BeginTurnResult {
   tools: DialectTool[];
   /** Tools that pass both gates but could not be declared in the dialect, with why. */
   leftOut: LeftOutTool[];
+  /** Whether the turn searches its tools (issue 31), and how. */
+  toolSearch: SearchChoice;
 }
 
 export interface CallToolResult extends CallResult {
@@ -539,7 +556,9 @@ export class TurnService {
   readonly #timers = new Set<NodeJS.Timeout>();
   #closed = false;
   /** Per tool-cache entry (dropped with it) and dialect: see #prepared. */
-  readonly #preparedByEntry = new WeakMap<AssistantTools, Map<ToolDialect, PreparedTurn>>();
+  readonly #preparedByEntry = new WeakMap<AssistantTools, Map<string, PreparedTurn>>();
+  /** Tool search (issue 31): per-entry lists and index, the search call and the found tools. */
+  readonly #search: ToolSearch;
   /** callTool's records, group-committed under load (src/db/group-commit.ts): starts and finishes. */
   readonly #starts: GroupCommit<RecordItem>;
   readonly #finishes: GroupCommit<RecordItem>;
@@ -556,6 +575,7 @@ export class TurnService {
   ) {
     const run = preparedRunner(services.orm);
     this.#run = run;
+    this.#search = new ToolSearch(services.orm, services.config.toolSearch, services.logger);
     const json = (item: RecordItem) => item.json;
     this.#starts = new GroupCommit(jsonBatchIo(run, CALL_START_SQL, json), services.config.recordBatch);
     this.#finishes = new GroupCommit(jsonBatchIo(run, CALL_FINISH_SQL, json), services.config.recordBatch);
@@ -588,12 +608,16 @@ export class TurnService {
     assistantId: string,
     conversationId: string,
     dialect: ToolDialect = 'GENERIC',
+    toolSearch: ToolSearchInput | null = null,
   ): Promise<BeginTurnResult> {
     const tools = await this.cache.get(assistantId);
     const scope = scopedWorkspace(principal);
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
+    // Tool search (issue 31): whether it applies is decided per turn, from the entry's tools.
+    const choice = this.#search.choose(tools, dialect, toolSearch);
+    if (typeof choice === 'string') throw badInput(choice);
     const turnId = uuidv7();
-    const prepared = this.#prepared(tools, dialect);
+    const prepared = this.#prepared(tools, dialect, choice);
     const ws = tools.workspaceId;
     let stored = false;
     if (prepared.stored) {
@@ -638,9 +662,10 @@ export class TurnService {
       builtIns: prepared.builtIns,
       dialect,
       finished: false,
+      search: prepared.search,
     });
     for (const t of prepared.leftOut) this.services.metrics.declarationLeftOut(dialect, t.code);
-    return { turnId, tools: prepared.tools, leftOut: prepared.leftOut };
+    return { turnId, tools: prepared.tools, leftOut: prepared.leftOut, toolSearch: choice };
   }
 
   /**
@@ -648,22 +673,27 @@ export class TurnService {
    * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise), its digest,
    * and the built-in names.
    */
-  #prepared(tools: AssistantTools, dialect: ToolDialect): PreparedTurn {
+  #prepared(tools: AssistantTools, dialect: ToolDialect, choice: SearchChoice): PreparedTurn {
     let byDialect = this.#preparedByEntry.get(tools);
     if (!byDialect) {
       byDialect = new Map();
       this.#preparedByEntry.set(tools, byDialect);
     }
-    let prepared = byDialect.get(dialect);
+    const key = `${dialect} ${choiceKey(choice)}`;
+    let prepared = byDialect.get(key);
     if (!prepared) {
-      const list = dialectToolsOf(tools, dialect);
+      // Tool search (issue 31): a search turn declares its own, shorter list.
+      const list = choice.on ? this.#search.list(tools, dialect, choice) : dialectToolsOf(tools, dialect);
+      const search = choice.on && choice.provider === 'SERVICE';
       const declared: DeclaredToolRecord[] = list.tools.map((t) => {
         const operationId = resolveDeclaredName(list.map, t.name) ?? null;
-        return {
+        const record: DeclaredToolRecord = {
           name: t.name,
           operationId,
           operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
         };
+        if (search && t.name === SEARCH_TOOLS_NAME) record.search = 'SERVICE';
+        return record;
       });
       // Left out in this dialect: kept on the turn's record (and its TURN_STARTED event), never callable.
       for (const t of list.leftOut) {
@@ -677,6 +707,7 @@ export class TurnService {
       const declaredJson = JSON.stringify(declared);
       const started: Record<string, unknown> = { tools: list.tools.length };
       if (dialect !== 'GENERIC') started.dialect = dialect;
+      if (choice.on) started.toolSearch = choice.provider;
       if (list.leftOut.length > 0) {
         started.leftOut = list.leftOut.slice(0, MAX_LEFT_OUT_IN_EVENT);
         started.leftOutCount = list.leftOut.length;
@@ -692,8 +723,9 @@ export class TurnService {
         tools: list.tools,
         leftOut: list.leftOut,
         stored: false,
+        search,
       };
-      byDialect.set(dialect, prepared);
+      byDialect.set(key, prepared);
     }
     return prepared;
   }
@@ -721,8 +753,10 @@ export class TurnService {
       if (!row) throw notFoundError('turn');
       const map: Record<string, string> = Object.create(null) as Record<string, string>;
       const builtIns = new Set<string>();
+      let search = false;
       for (const d of row.declared_tools) {
         if (d.leftOut) continue;
+        if (d.search === 'SERVICE') search = true;
         if (d.operationId) map[d.name] = d.operationId;
         else builtIns.add(d.name);
       }
@@ -735,6 +769,7 @@ export class TurnService {
         builtIns,
         dialect: row.dialect,
         finished: row.finished_at !== null,
+        search,
       };
       this.#remember(state);
     }
@@ -769,11 +804,21 @@ export class TurnService {
   ): Promise<CallToolResult> {
     const turn = await this.#turn(principal, turnId);
     seen.dialect = turn.dialect;
+    // Tool search (issue 31): a search is answered and recorded by src/turns/search/.
+    if (turn.search && rawName === SEARCH_TOOLS_NAME) {
+      if (turn.finished) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
+      const tools = await this.cache.get(turn.assistantId).catch(() => null);
+      const found = await this.#search.search(turn, tools, modelArgs);
+      return answer(found.result, found.callId, found.seq, found.recorded);
+    }
     const started = new Date();
     const t0 = performance.now();
     // The name comes from the model: bounded and storable before it reaches any record or message.
     const name = storableText(fitText(rawName, DECLARED_NAME_LIMIT));
-    const operationId = resolveDeclaredName(turn.map, rawName);
+    let operationId = resolveDeclaredName(turn.map, rawName);
+    // Tool search: a tool this turn found (on any instance) is callable too.
+    if (operationId === undefined && turn.search && !turn.builtIns.has(rawName))
+      operationId = await this.#search.found(turn, rawName);
     let op: CachedOperation | undefined;
     let tools: AssistantTools | null = null;
     let early: CallResult | null = null;
@@ -812,7 +857,10 @@ export class TurnService {
     let args = modelArgs;
     let modelArgsJson: string | null = null;
     if (turn.dialect !== 'GENERIC' && op && tools) {
-      const list = dialectToolsOf(tools, turn.dialect);
+      // Tool search: a found tool's shape is in the dialect's uncapped list.
+      const list = turn.search
+        ? this.#search.fullList(tools, turn.dialect)
+        : dialectToolsOf(tools, turn.dialect);
       if (!list.shapes.has(op.id)) {
         early = failure(
           CallStatus.UNAVAILABLE,
@@ -854,10 +902,12 @@ export class TurnService {
             CallStatus.UNAVAILABLE,
             `${name} is a built-in tool; it is handled by the platform, not called through connected tools.`,
           )
-        : failure(
-            CallStatus.UNAVAILABLE,
-            `There is no tool named "${name}" in this turn. Use one of the tools declared at the start of the turn.`,
-          );
+        : turn.search
+          ? failure(CallStatus.REJECTED, notFoundMessage(name))
+          : failure(
+              CallStatus.UNAVAILABLE,
+              `There is no tool named "${name}" in this turn. Use one of the tools declared at the start of the turn.`,
+            );
     } else if (!op && !early) {
       early = failure(
         CallStatus.UNAVAILABLE,
