@@ -18,15 +18,15 @@ import { searchableParams, type SearchableTool } from '../../src/turns/search/in
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../..');
 /**
- * The corpus: `$OPENAPI_CORPUS` when set, else `shared/corpus/openapi` beside the checkout (or one
- * level further up, for a worktree under a folder of worktrees).
+ * The corpus: `$OPENAPI_CORPUS` when set (only there: point it at an empty folder to run without),
+ * else `shared/corpus/openapi` beside the checkout, or one level further up for a worktree under a
+ * folder of worktrees.
  */
 export const SHARED_CORPUS =
-  [
-    process.env.OPENAPI_CORPUS,
-    resolve(repoRoot, '../shared/corpus/openapi'),
-    resolve(repoRoot, '../../shared/corpus/openapi'),
-  ].find((dir): dir is string => typeof dir === 'string' && existsSync(join(dir, 'MANIFEST.tsv'))) ??
+  process.env.OPENAPI_CORPUS ??
+  [resolve(repoRoot, '../shared/corpus/openapi'), resolve(repoRoot, '../../shared/corpus/openapi')].find(
+    (dir) => existsSync(join(dir, 'MANIFEST.tsv')),
+  ) ??
   resolve(repoRoot, '../shared/corpus/openapi');
 const VENDORED = resolve(repoRoot, 'test/fixtures/openapi');
 const GITHUB_TOOLS = resolve(repoRoot, 'test/fixtures/tool-search/github-tools.json');
