@@ -13,7 +13,7 @@ import type { JsonObject } from '../../operations/types.js';
 import type { DeclaredTool, DeclaredToolList } from '../declare.js';
 import { compileSchema, type LeftOutCode } from './compile.js';
 import type { ToolDialect } from './dialect.js';
-import { checkDeclaration, checkDeclarationList } from './rules.js';
+import { checkDeclaration, checkListRules } from './rules.js';
 import type { Shape } from './shape.js';
 
 /** A tool as declared in one dialect. */
@@ -193,8 +193,9 @@ export function compileToolList(
     tools.push(a.tool);
   }
 
-  // The list as a whole must pass too; a violation here is a bug of ours, never a broken request.
-  const listViolations = checkDeclarationList(
+  // The list as a whole must pass too (each tool passed on its own when compiled, see compileTool);
+  // a violation here is a bug of ours, never a broken request.
+  const listViolations = checkListRules(
     dialect,
     tools.map((t) => t.declaration),
   );
