@@ -99,10 +99,18 @@ interface PreparedTurn {
   map: Record<string, string>;
   tools: DialectTool[];
   leftOut: LeftOutTool[];
+  /** `leftOut` counted by code, once: a turn adds to the metric once per code, not once per tool. */
+  leftOutByCode: ReadonlyMap<string, number>;
   /** This process saw the list committed: later turns of the entry send only its digest. */
   stored: boolean;
   /** Tool search (issue 31) applies: the turn declares `search_tools` (provider SERVICE). */
   search: boolean;
+}
+
+function countByCode(leftOut: readonly LeftOutTool[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const t of leftOut) counts.set(t.code, (counts.get(t.code) ?? 0) + 1);
+  return counts;
 }
 
 export interface BeginTurnResult {
@@ -664,7 +672,8 @@ export class TurnService {
       finished: false,
       search: prepared.search,
     });
-    for (const t of prepared.leftOut) this.services.metrics.declarationLeftOut(dialect, t.code);
+    for (const [code, count] of prepared.leftOutByCode)
+      this.services.metrics.declarationLeftOut(dialect, code, count);
     return { turnId, tools: prepared.tools, leftOut: prepared.leftOut, toolSearch: choice };
   }
 
@@ -722,6 +731,7 @@ export class TurnService {
         map: list.map,
         tools: list.tools,
         leftOut: list.leftOut,
+        leftOutByCode: countByCode(list.leftOut),
         stored: false,
         search,
       };
