@@ -155,7 +155,8 @@ async function beginIn(dialect: ToolDialect, conversationId: string) {
   return (
     await t.ok<{ beginTurn: { turnId: string; tools: Declared[]; leftOut: LeftOut[] } }, unknown>(
       BEGIN,
-      { input: { assistantId: w.assistantId, conversationId, dialect } },
+      // Every hard tool declared up front (tool search would hold the 6,000-property one back).
+      { input: { assistantId: w.assistantId, conversationId, dialect, toolSearch: { mode: 'OFF' } } },
       w.runtime,
     )
   ).beginTurn;
