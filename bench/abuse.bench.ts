@@ -111,7 +111,7 @@ export async function run(): Promise<void> {
     );
     const beginTurn = (conversationId: string) =>
       app.gql<{ beginTurn: { turnId: string; tools: { name: string }[] } }>(
-        'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId tools { name } } }',
+        'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c, toolSearch: { mode: OFF } }) { turnId tools { name } } }',
         { a: assistantId, c: conversationId },
         runtime,
       );
@@ -297,7 +297,7 @@ export async function run(): Promise<void> {
       post(
         JSON.stringify({
           query:
-            'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId } }',
+            'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c, toolSearch: { mode: OFF } }) { turnId } }',
           variables: { a: assistantId, c: 'x\ud800y' },
         }),
         runtime,

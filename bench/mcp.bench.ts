@@ -23,13 +23,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { randomBytes } from 'node:crypto';
 import { Agent, Pool, type Dispatcher } from 'undici';
 import { ConnectionKind, CredentialKind } from '../src/connections/connection.entity.js';
-import { credentialAad } from '../src/connections/connection.service.js';
+import { credentialAad } from '../src/connections/endpoint.js';
 import { SecretBox } from '../src/connections/secrets.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from '../src/config.js';
 import { OutboundClient } from '../src/http/outbound.js';
 import { createLogger } from '../src/logger.js';
 import { McpClient, type McpEndpoint } from '../src/mcp/client.js';
-import type { TurnDeps } from '../src/services.js';
+import type { TurnDeps } from '../src/turns/deps.js';
 import { dispatch } from '../src/turns/dispatch.js';
 import type { CachedOperation } from '../src/turns/tool-cache.js';
 import {

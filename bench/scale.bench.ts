@@ -135,7 +135,7 @@ export async function run(): Promise<void> {
           return {
             newTurn: async () => {
               const r = await gql<{ beginTurn: { turnId: string } }>(
-                'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId } }',
+                'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c, toolSearch: { mode: OFF } }) { turnId } }',
                 { a: assistantId, c: `scale-${i}` },
                 runtime,
               );

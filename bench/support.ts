@@ -308,3 +308,20 @@ export async function load(
   );
   return { latencies, wallMs: performance.now() - started };
 }
+
+/**
+ * An MCP peer listing the tools in the JSON file `toolsFile` (`{ name, description, inputSchema }[]`)
+ * exactly as written (test/support/hard-schema-server.ts), every one a READ, in a child process.
+ */
+export async function startListedPeerProcess(
+  toolsFile: string,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const script = `
+    const { readFileSync } = await import('node:fs');
+    const { startHardSchemaServer } = await import('./test/support/hard-schema-server.ts');
+    const tools = JSON.parse(readFileSync(${JSON.stringify(toolsFile)}, 'utf8')).map((t) => ({ ...t, example: {}, cases: [] }));
+    const s = await startHardSchemaServer({ tools });
+    process.stdout.write(s.url + '\\n');
+    process.on('SIGTERM', () => { void s.close().then(() => process.exit(0)); });`;
+  return startUrlChild(['--import', 'tsx', '--input-type=module', '-e', script]);
+}

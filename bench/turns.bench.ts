@@ -12,12 +12,17 @@
  *   the service's and PostgreSQL's CPU ms per call;
  * - the SDK server with 300 tools: beginTurn's cost, and callTool beside a bare POST as before
  *   (the SDK peer caps the throughput, so it says little about ours).
- * Also: disable propagation from one instance to another (goal < 1 s).
+ * Also: disable propagation from one instance to another (goal < 1 s); and the dialects of issue
+ * 26: a cold compile of 300 corpus tools per dialect (in this process, goal < 50 ms) and beginTurn
+ * with those 300 tools in each dialect once warm, beside GENERIC (goal: p50 within 0.5 ms).
  *
+ * `BENCH_TURNS_ONLY=dialects` runs the dialect lines alone.
  * `BENCH_SERVICE=tsx` runs the service from TypeScript through tsx instead of the build;
  * `BENCH_CPU_PROF=<dir>` writes the service's CPU profile (`--cpu-prof`) there.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
@@ -27,6 +32,9 @@ import { CallGuard } from '../src/guards/call-guard.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { CallStatus } from '../src/turns/call-status.js';
+import { declareTools } from '../src/turns/declare.js';
+import { compileToolList } from '../src/turns/dialects/declarations.js';
+import { TOOL_DIALECTS, type ToolDialect } from '../src/turns/dialects/dialect.js';
 import type { CachedOperation } from '../src/turns/tool-cache.js';
 import {
   benchDatabase,
@@ -41,9 +49,11 @@ import {
   startBenchApp,
   startPeerProcess,
   startRawPeerProcess,
+  startListedPeerProcess,
   startServiceProcess,
   type Gql,
 } from './support.js';
+import { corpusTools } from './corpus-tools.js';
 
 /**
  * CallGuard's own CPU per call (admit, then report a success), in this process: with no limit or
@@ -112,6 +122,176 @@ interface Goal {
   met: boolean;
 }
 
+/** Cold compiles of one tool list per dialect, fresh memo each time (this process). */
+function coldCompiles(tools: ReturnType<typeof corpusTools>['tools']): {
+  dialect: ToolDialect;
+  firstMs: number;
+  p50Ms: number;
+  declared: number;
+  leftOut: number;
+}[] {
+  const list = declareTools({
+    builtIns: [],
+    operations: tools.map((t, i) => ({
+      operationId: `op-${i}`,
+      connectionSlug: 'stripe',
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+    })),
+  });
+  return TOOL_DIALECTS.filter((d) => d !== 'GENERIC').map((dialect) => {
+    let t0 = performance.now();
+    const first = compileToolList(dialect, list, (id) => id, new WeakMap());
+    const firstMs = performance.now() - t0;
+    const times: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      t0 = performance.now();
+      compileToolList(dialect, list, (id) => id, new WeakMap());
+      times.push(performance.now() - t0);
+    }
+    return {
+      dialect,
+      firstMs,
+      p50Ms: percentile(times, 50),
+      declared: first.tools.length,
+      leftOut: first.leftOut.length,
+    };
+  });
+}
+
+/**
+ * beginTurn with 300 corpus tools in every dialect, warm, interleaved in batches beside GENERIC;
+ * each asks what its runtime needs: GENERIC `name description inputSchema`, a dialect `declaration`
+ * and `leftOut` (answers of different sizes: Chat Completions and Gemini take 128 tools, and list
+ * the other 173 in `leftOut`). Also the same turns asking `turnId` only: the dialect's own cost
+ * (one cached lookup) apart from serializing the lists.
+ */
+async function dialectBegins(
+  A: Awaited<ReturnType<typeof startBenchApp>>,
+  s: { gql: Gql },
+  admin: string,
+  runtime: string,
+  workspaceId: string,
+  peerUrl: string,
+): Promise<Record<'firstMs' | 'p50' | 'p95' | 'bareP50' | 'bytes' | 'declared', Record<string, number>>> {
+  const asst = await A.gql<{ createAssistant: { assistant: { id: string } } }>(
+    'mutation($w: ID!, $n: String!) { createAssistant(input: { workspaceId: $w, name: $n }) { assistant { id } } }',
+    { w: workspaceId, n: 'Stripe' },
+    admin,
+  );
+  const conn = await A.gql<{
+    createConnection: { connection: { id: string }; discoveryRun: { added: number } };
+  }>(
+    'mutation($w: ID!, $n: String!, $u: String!) { createConnection(input: { workspaceId: $w, kind: MCP, name: $n, endpointUrl: $u }) { connection { id } discoveryRun { added } } }',
+    { w: workspaceId, n: 'Stripe', u: peerUrl },
+    admin,
+  );
+  const assistantId = asst.createAssistant.assistant.id;
+  await A.gql(
+    'mutation($a: ID!, $c: ID!) { setConnectedTools(input: { assistantId: $a, connectionId: $c, enabled: true }) { changed } }',
+    { a: assistantId, c: conn.createConnection.connection.id },
+    admin,
+  );
+  /** `full`: what the runtime asks for; else `turnId` only (nothing of the list serialized). */
+  const begin = (dialect: ToolDialect, full = true) =>
+    s.gql<{ beginTurn: { tools?: unknown[] } }>(
+      !full
+        ? 'mutation($a: ID!, $c: String!, $d: ToolDialect!) { beginTurn(input: { assistantId: $a, conversationId: $c, dialect: $d }) { turnId } }'
+        : dialect === 'GENERIC'
+          ? 'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId tools { name description inputSchema } } }'
+          : 'mutation($a: ID!, $c: String!, $d: ToolDialect!) { beginTurn(input: { assistantId: $a, conversationId: $c, dialect: $d }) { turnId tools { declaration } leftOut { name code } } }',
+      dialect === 'GENERIC' && full
+        ? { a: assistantId, c: 'bench' }
+        : { a: assistantId, c: 'bench', d: dialect },
+      runtime,
+    );
+  // The first beginTurn of each dialect compiles its list (then cached with the tool cache).
+  const firstMs: Record<string, number> = {};
+  const bytes: Record<string, number> = {};
+  const declared: Record<string, number> = {};
+  for (const d of TOOL_DIALECTS) {
+    const t0 = performance.now();
+    const r = await begin(d);
+    firstMs[d] = performance.now() - t0;
+    bytes[d] = JSON.stringify(r).length;
+    declared[d] = r.beginTurn.tools?.length ?? 0;
+  }
+  for (const d of TOOL_DIALECTS) {
+    await load(() => begin(d), 60, 1);
+    await load(() => begin(d, false), 60, 1);
+  }
+  const lat: Record<string, number[]> = Object.fromEntries(TOOL_DIALECTS.map((d) => [d, []]));
+  const bare: Record<string, number[]> = Object.fromEntries(TOOL_DIALECTS.map((d) => [d, []]));
+  for (let b = 0; b < BATCHES; b++)
+    for (const d of TOOL_DIALECTS) {
+      lat[d]!.push(...(await load(() => begin(d), BEGIN_TURNS / BATCHES, 1)).latencies);
+      bare[d]!.push(...(await load(() => begin(d, false), BEGIN_TURNS / BATCHES, 1)).latencies);
+    }
+  const p = (from: Record<string, number[]>, q: number) =>
+    Object.fromEntries(TOOL_DIALECTS.map((d) => [d, percentile(from[d]!, q)]));
+  return { firstMs, p50: p(lat, 50), p95: p(lat, 95), bareP50: p(bare, 50), bytes, declared };
+}
+
+async function dialectLines(
+  goals: Goal[],
+  A: Awaited<ReturnType<typeof startBenchApp>>,
+  s: { gql: Gql },
+  admin: string,
+  runtime: string,
+  workspaceId: string,
+): Promise<void> {
+  const { source, tools } = corpusTools(TOOLS);
+  console.log(`dialects: ${tools.length} tools from ${source}`);
+  const cold = coldCompiles(tools);
+  for (const c of cold)
+    console.log(
+      `  cold compile, ${tools.length} tools, ${c.dialect}: p50 ${fmt(c.p50Ms)} ms (fresh memo, 15 runs; the first in this process ${fmt(c.firstMs)} ms); ${c.declared} declared, ${c.leftOut} left out`,
+    );
+  const worst = cold.reduce((a, b) => (b.p50Ms > a.p50Ms ? b : a));
+  goals.push({
+    what: `cold compile of ${tools.length} corpus tools per dialect < 50 ms (issue 26)`,
+    value: `slowest ${worst.dialect} p50 ${fmt(worst.p50Ms)} ms`,
+    baseline: cold.map((c) => `${c.dialect} ${fmt(c.p50Ms)}`).join(', '),
+    met: worst.p50Ms < 50,
+  });
+
+  const dir = await mkdtemp(join(tmpdir(), 'ct-bench-dialects-'));
+  const file = join(dir, 'tools.json');
+  await writeFile(file, JSON.stringify(tools));
+  const peer = await startListedPeerProcess(file);
+  try {
+    const r = await dialectBegins(A, s, admin, runtime, workspaceId, peer.url);
+    const base = r.p50.GENERIC!;
+    const bareBase = r.bareP50.GENERIC!;
+    let worstDiff = -Infinity;
+    let worstBare = -Infinity;
+    for (const d of TOOL_DIALECTS) {
+      const diff = r.p50[d]! - base;
+      const bareDiff = r.bareP50[d]! - bareBase;
+      if (d !== 'GENERIC') {
+        worstDiff = Math.max(worstDiff, diff);
+        worstBare = Math.max(worstBare, bareDiff);
+      }
+      const vs = (x: number) =>
+        d === 'GENERIC' ? ' (baseline)' : ` (${x >= 0 ? '+' : ''}${fmt(x)} ms vs GENERIC)`;
+      console.log(
+        `  beginTurn, ${d}: ${r.declared[d]} tools, ${fmt(r.bytes[d]! / 1024, 0)} KiB answer: p50 ${fmt(r.p50[d]!)} ms${vs(diff)}, p95 ${fmt(r.p95[d]!)} ms; ` +
+          `asking turnId only: p50 ${fmt(r.bareP50[d]!)} ms${vs(bareDiff)}; its first turn (compiles) ${fmt(r.firstMs[d]!)} ms`,
+      );
+    }
+    goals.push({
+      what: `beginTurn with ${tools.length} corpus tools in every dialect: p50 within 0.5 ms of GENERIC, warm (issue 26)`,
+      value: `worst +${fmt(worstBare)} ms asking turnId only; +${fmt(worstDiff)} ms with each runtime's full tool list (answers of different sizes)`,
+      baseline: `GENERIC p50 ${fmt(bareBase)} ms and ${fmt(base)} ms`,
+      met: worstBare <= 0.5,
+    });
+  } finally {
+    await peer.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
   const compiled = process.env.BENCH_SERVICE !== 'tsx';
   if (compiled) {
@@ -149,6 +329,13 @@ export async function run(): Promise<void> {
       admin,
     );
     const workspaceId = ws.createWorkspace.workspace.id;
+    if (process.env.BENCH_TURNS_ONLY === 'dialects') {
+      await dialectLines(goals, A, s, admin, runtime, workspaceId);
+      console.log(`\ngoals (issue 26; service ${compiled ? 'compiled' : 'through tsx'}):`);
+      for (const g of goals)
+        console.log(`  ${g.met ? 'MET   ' : 'MISSED'} ${g.what}: ${g.value} (same run: ${g.baseline})`);
+      return;
+    }
     const setup = async (name: string, url: string) => {
       const asst = await A.gql<{ createAssistant: { assistant: { id: string } } }>(
         'mutation($w: ID!, $n: String!) { createAssistant(input: { workspaceId: $w, name: $n }) { assistant { id } } }',
@@ -190,7 +377,7 @@ export async function run(): Promise<void> {
     // --- beginTurn, 300 tools
     const beginOn = (gql: Gql, assistantId: string) =>
       gql<{ beginTurn: { turnId: string; tools: { name: string }[] } }>(
-        'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId tools { name description inputSchema } } }',
+        'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c, toolSearch: { mode: OFF } }) { turnId tools { name description inputSchema } } }',
         { a: assistantId, c: 'bench' },
         runtime,
       );
@@ -453,6 +640,9 @@ export async function run(): Promise<void> {
       }
       await bareSdk.close();
     }
+
+    // --- the dialects of issue 26: cold compiles, and beginTurn per dialect beside GENERIC
+    await dialectLines(goals, A, s, admin, runtime, workspaceId);
 
     // --- disable propagation A → B
     const ops = await A.gql<{ connection: { operations: { nodes: { id: string; name: string }[] } } }>(

@@ -84,6 +84,27 @@ export const DEFAULT_METRICS: MetricsAccess = 'token';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** Tool search (issue 31): when AUTO turns it on, and the bounds of one search. */
+export interface ToolSearchConfig {
+  /** AUTO searches when the callable tools exceed this; null: the dialect's own cap (MAX_TOOLS). */
+  autoTools: number | null;
+  /** AUTO searches when the declared schemas of the whole list exceed this many bytes (UTF-8 JSON). */
+  autoBytes: number;
+  /** Connection tools declared up front when search applies (the "always declare" ones), by default. */
+  declare: number;
+  /** Tools a search answers when the model gives no limit. */
+  defaultLimit: number;
+  /** The most tools one search answers, whatever limit the model asks for. */
+  maxLimit: number;
+  /** A longer query from the model is cut to this many characters. */
+  maxQueryChars: number;
+}
+export const DEFAULT_TOOL_SEARCH_AUTO_BYTES = 64 * 1024;
+export const DEFAULT_TOOL_SEARCH_DECLARE = 20;
+export const DEFAULT_TOOL_SEARCH_LIMIT = 5;
+export const DEFAULT_TOOL_SEARCH_MAX_LIMIT = 20;
+export const DEFAULT_TOOL_SEARCH_QUERY_MAX = 500;
+
 export interface Config {
   env: 'production' | 'development' | 'test';
   /** Unset: embedded PostgreSQL under `dataDir`. */
@@ -140,6 +161,8 @@ export interface Config {
    * records), `sync` waiting for it. WRITE records and ledger rows always wait (see CALL_RECORD_SQL).
    */
   readRecordCommit: ReadRecordCommit;
+  /** Tool search in turns with many tools (issue 31, README "Many tools"; src/turns/search/). */
+  toolSearch: ToolSearchConfig;
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
   shutdownGraceMs: number;
@@ -404,6 +427,16 @@ export function loadConfig(env: Env = process.env): Config {
     },
     readStartHoldMs: int(env, 'READ_START_HOLD_MS', DEFAULT_READ_START_HOLD_MS, 0, 1_000),
     readRecordCommit: readRecordCommit(env),
+    toolSearch: {
+      autoTools: env.TOOL_SEARCH_AUTO_TOOLS
+        ? int(env, 'TOOL_SEARCH_AUTO_TOOLS', 0, 1, 100_000)
+        : null,
+      autoBytes: int(env, 'TOOL_SEARCH_AUTO_BYTES', DEFAULT_TOOL_SEARCH_AUTO_BYTES, 1_024, 64 * 1024 * 1024),
+      declare: int(env, 'TOOL_SEARCH_DECLARE', DEFAULT_TOOL_SEARCH_DECLARE, 0, 1_000),
+      defaultLimit: int(env, 'TOOL_SEARCH_LIMIT', DEFAULT_TOOL_SEARCH_LIMIT, 1, 50),
+      maxLimit: int(env, 'TOOL_SEARCH_MAX_LIMIT', DEFAULT_TOOL_SEARCH_MAX_LIMIT, 1, 50),
+      maxQueryChars: int(env, 'TOOL_SEARCH_QUERY_MAX', DEFAULT_TOOL_SEARCH_QUERY_MAX, 16, 4_096),
+    },
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),

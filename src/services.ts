@@ -46,36 +46,12 @@ export interface Services {
 }
 
 /*
- * What each service is built with: a part of the bag, so that app.ts can build them in order
- * (toolCache, OAuth, discovery, turns) and no service is handed one that does not exist yet.
+ * What each service is built with is declared by the service itself, as the narrow part of this
+ * bag it reads, so that no service imports this file (the composition root): app.ts builds them in
+ * order (toolCache, OAuth, discovery, turns) and hands each its part. Re-exported here for callers
+ * that name them.
  */
-
-/** Opening a connection's secrets and building its endpoint (connections/endpoint.ts). */
-export type EndpointDeps = Pick<Services, 'secrets' | 'oauth'>;
-
-/** OAuth sign-in, callback and renewal; the discovery a sign-in runs is passed on its own. */
-export type OAuthServiceDeps = Pick<
-  Services,
-  'orm' | 'logger' | 'secrets' | 'outbound' | 'config' | 'mcp' | 'toolCache'
->;
-
-/** Discovery: fetch, convert, reconcile and save a connection's operations. */
-export type DiscoveryDeps = Pick<
-  Services,
-  | 'config'
-  | 'orm'
-  | 'logger'
-  | 'mcp'
-  | 'metrics'
-  | 'notifier'
-  | 'descriptions'
-  | 'secrets'
-  | 'oauth'
-  | 'outbound'
->;
-
-/** Turns: declare tools from the cache, call them, record every call. */
-export type TurnDeps = Pick<
-  Services,
-  'config' | 'orm' | 'logger' | 'metrics' | 'mcp' | 'oauth' | 'outbound' | 'secrets' | 'guard'
->;
+export type { EndpointDeps } from './connections/endpoint.js';
+export type { OAuthServiceDeps } from './oauth/oauth.service.js';
+export type { DiscoveryDeps } from './discovery/discover.js';
+export type { TurnDeps } from './turns/deps.js';

@@ -3,6 +3,7 @@ import { Field, ObjectType, registerEnumType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
+import { isTokenActive } from './token-validity.js';
 
 export enum Role {
   ADMIN = 'ADMIN',
@@ -87,8 +88,8 @@ export class ApiToken extends Node {
     return toGlobalId('ApiToken', this.id);
   }
 
-  /** Not revoked and not expired at `now`. */
+  /** Not revoked and not expired at `now` (`token-validity.ts#isTokenActive`). */
   isActive(now: Date): boolean {
-    return this.revokedAt === null && (this.expiresAt === null || this.expiresAt > now);
+    return isTokenActive(this, now);
   }
 }

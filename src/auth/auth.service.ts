@@ -5,6 +5,8 @@ import { ApiToken, Role } from './api-token.entity.js';
 import type { Principal } from './principal.js';
 import { generateToken, hashToken, isWellFormedToken } from './tokens.js';
 import { Assistant } from '../assistants/assistant.entity.js';
+import { TOKEN_ACTIVE_SQL } from './token-validity.js';
+import { MAX_NAME_CHARS, nameLengthProblem } from '../names.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 
 /**
@@ -34,13 +36,14 @@ function remember<T>(map: Map<string, CacheEntry<T>>, max: number, key: string, 
 }
 
 /**
- * One statement per lookup: the token if it is neither revoked nor expired, and its `last_used_at`
+ * One statement per lookup: the token if it is neither revoked nor expired by the service's clock
+ * (`token-validity.ts`; bindings: the hash, then `now`), and its `last_used_at`
  * moved forward when it is over a minute old (so a busy token writes at most once a minute).
  */
 const AUTHENTICATE_SQL = `
 with t as (
   select id, role, workspace_id, assistant_id, label, expires_at, last_used_at from api_token
-  where token_hash = ? and revoked_at is null and (expires_at is null or expires_at > now())
+  where token_hash = ? and ${TOKEN_ACTIVE_SQL}
 ), u as (
   update api_token a set last_used_at = now() from t
   where a.id = t.id and (t.last_used_at is null or t.last_used_at < now() - interval '1 minute')
@@ -120,7 +123,7 @@ export class AuthService {
     const trusted = this.#notifier === null || this.#notifier.healthy;
     const hit = trusted ? (this.#valid.get(hash) ?? this.#refused.get(hash)) : undefined;
     if (hit && hit.expires > now) return hit.value;
-    const rows = await sql.execute<TokenRow[]>(AUTHENTICATE_SQL, [hash]);
+    const rows = await sql.execute<TokenRow[]>(AUTHENTICATE_SQL, [hash, new Date(now).toISOString()]);
     const row = rows[0];
     if (!row) {
       this.#valid.delete(hash);
@@ -211,12 +214,16 @@ export async function mintToken(
     assistant = await em.findOne(Assistant, { id: input.assistantId });
     // Another workspace's assistant is as unknown as a missing one.
     if (!assistant || (input.workspaceId && assistant.workspace.id !== input.workspaceId))
-      throw new TokenInputError('ASSISTANT_NOT_FOUND', 'assistantId', `assistant ${input.assistantId} does not exist`);
+      throw new TokenInputError(
+        'ASSISTANT_NOT_FOUND',
+        'assistantId',
+        `assistant ${input.assistantId} does not exist`,
+      );
   }
   const workspaceId = assistant ? assistant.workspace.id : input.workspaceId;
   const label = input.label?.trim() || `${input.role.toLowerCase()} token`;
-  if (label.length > 200)
-    throw new TokenInputError('LABEL_TOO_LONG', 'label', 'must be at most 200 characters');
+  if (nameLengthProblem(label) === 'TOO_LONG')
+    throw new TokenInputError('LABEL_TOO_LONG', 'label', `must be at most ${MAX_NAME_CHARS} characters`);
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
     throw new TokenInputError('EXPIRY_IN_PAST', 'expiresAt', 'must be in the future');
   }
@@ -224,7 +231,11 @@ export async function mintToken(
   if (workspaceId) {
     workspace = await em.findOne(Workspace, { id: workspaceId });
     if (!workspace)
-      throw new TokenInputError('WORKSPACE_NOT_FOUND', 'workspaceId', `workspace ${workspaceId} does not exist`);
+      throw new TokenInputError(
+        'WORKSPACE_NOT_FOUND',
+        'workspaceId',
+        `workspace ${workspaceId} does not exist`,
+      );
   }
   const token = generateToken();
   const row = new ApiToken(

@@ -8,6 +8,8 @@ import { announceToolChange } from '../turns/cache-signal.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { Connection, ConnectionKind, CredentialKind } from './connection.entity.js';
 import { isKeyCredential, originOf, uncoveredOrigins } from './key-origins.js';
+import { credentialAad } from './endpoint.js';
+import { MAX_NAME_CHARS, nameLengthProblem } from '../names.js';
 import { originsForNewKey, sourceKeyTargets, type SourceAfter } from './source-origins.js';
 import type { CreateConnectionInput, CredentialInput, UpdateConnectionInput } from './connection.input.js';
 import {
@@ -43,11 +45,6 @@ export async function connect(
   const discovery = await services.discovery.run(result.connection.id, DiscoveryTrigger.CONNECT, principal);
   await em.refresh(result.connection);
   return { ...result, discoveryRun: discovery.run };
-}
-
-/** The associated data that binds a sealed credential to its connection: a copied blob won't open. */
-export function credentialAad(connectionId: string): string {
-  return `connection:${connectionId}:credential`;
 }
 
 /**
@@ -183,9 +180,7 @@ export async function createConnection(
 ): Promise<ConnectionResult> {
   const problems: FieldProblem[] = [];
   const name = input.name.trim();
-  if (name.length === 0 || name.length > 200) {
-    problems.push({ field: ['input', 'name'], code: 'NAME_INVALID', message: 'must be 1–200 characters' });
-  }
+  if (nameLengthProblem(name) !== null) problems.push(nameInvalid());
   // A slug the user chose is theirs: a clash is their error. One made from the name is numbered
   // (`_2`, `_3`…) as operation keys are, since the user never chose it.
   const chosen = input.slug != null;
@@ -240,6 +235,15 @@ export async function createConnection(
 }
 
 /** Tries at numbering a slug made from the name before giving up on concurrent creates. */
+/** A connection name outside 1–200 characters, trimmed (`names.ts#nameLengthProblem`). */
+function nameInvalid(): FieldProblem {
+  return {
+    field: ['input', 'name'],
+    code: 'NAME_INVALID',
+    message: `must be 1–${MAX_NAME_CHARS} characters`,
+  };
+}
+
 const MAX_SLUG_ATTEMPTS = 5;
 
 /** `slug`, or the first of `slug_2`, `slug_3`… that no connection of the workspace has. */
@@ -333,9 +337,7 @@ export async function updateConnection(
   input: UpdateConnectionInput,
 ): Promise<ConnectionResult> {
   const problems: FieldProblem[] = [];
-  if (input.name != null && (input.name.trim().length === 0 || input.name.trim().length > 200)) {
-    problems.push({ field: ['input', 'name'], code: 'NAME_INVALID', message: 'must be 1–200 characters' });
-  }
+  if (input.name != null && nameLengthProblem(input.name) !== null) problems.push(nameInvalid());
   problems.push(...checkSource(services, connection.kind, input, false));
   if (problems.length === 0) {
     const keyProblem = await keyNeededAgain(services, em, connection, input);

@@ -1,11 +1,28 @@
 import type { McpAuth, McpEndpoint } from '../mcp/client.js';
-import type { EndpointDeps } from '../services.js';
 import { CredentialKind } from './connection.entity.js';
-import { credentialAad } from './connection.service.js';
 import { AppError } from '../errors.js';
 import { isKeyCredential, mayCarryKey, originOf } from './key-origins.js';
 import { makeScrubber, NO_SECRETS, type Scrubber } from './scrub.js';
 import type { SecretBox } from './secrets.js';
+
+/** Opening a connection's secrets and building its endpoint (a part of app.ts's services). */
+export interface EndpointDeps {
+  secrets: SecretBox;
+  oauth: EndpointOAuth;
+}
+
+/** What endpoints read of OAuth (`oauth/oauth.service.ts#OAuthService` is it), for OAUTH connections. */
+export interface EndpointOAuth {
+  /** The `authorization` header for the next request, renewed first when due. */
+  authHeaders(connectionId: string): Promise<Record<string, string>>;
+  /** Every OAuth secret the connection holds, in clear, only to scrub them from what comes back; never log them. */
+  credentialSecrets(connectionId: string): Promise<string[]>;
+}
+
+/** The associated data that binds a sealed credential to its connection: a copied blob won't open. */
+export function credentialAad(connectionId: string): string {
+  return `connection:${connectionId}:credential`;
+}
 
 /** What reaching a connection needs: a Connection entity, or the tool cache's snapshot of one. */
 export interface ConnectionTarget {

@@ -17,6 +17,7 @@
  * The scan is linear: a rolling hash of every 8-character window is looked up in a set, and a hit
  * is confirmed by comparing the characters. With no secrets the scrubber returns its input as is.
  */
+import { firstFree } from '../names.js';
 
 /** What replaces each run of secret text. */
 export const REDACTED = '[redacted]';
@@ -200,8 +201,7 @@ export function makeScrubber(secrets: readonly (string | null | undefined)[]): S
         let name = text(key);
         if (name !== key) {
           changed = true;
-          for (let n = 2; Object.hasOwn(out, name) || Object.hasOwn(value, name); n++)
-            name = `${text(key)}_${n}`;
+          name = firstFree(name, (taken) => Object.hasOwn(out, taken) || Object.hasOwn(value, taken));
         }
         const next = json(item);
         if (next !== item) changed = true;

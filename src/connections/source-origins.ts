@@ -4,15 +4,23 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../errors.js';
-import { isOutboundError } from '../http/outbound.js';
+import { isOutboundError, type OutboundClient } from '../http/outbound.js';
 import type { DescriptionSource, LoadDeps } from '../openapi/load.js';
 import { Operation } from '../operations/operation.entity.js';
-import type { Services } from '../services.js';
+import type { DescriptionPool } from '../openapi/pool.js';
+import type { Logger } from '../logger.js';
 import type { Connection } from './connection.entity.js';
 import { keyTargets, originsOf } from './key-origins.js';
 
+/** What reading a source's description for its key origins needs (a part of app.ts's services). */
+export interface SourceOriginDeps {
+  outbound: OutboundClient;
+  descriptions: DescriptionPool;
+  logger: Logger;
+}
+
 /** Fetching a description through the outbound client (no credential), with errors a person can act on. */
-export function descriptionDeps(services: Pick<Services, 'outbound'>): LoadDeps {
+export function descriptionDeps(services: Pick<SourceOriginDeps, 'outbound'>): LoadDeps {
   return {
     fetchText: async (url, maxBytes) => {
       try {
@@ -48,7 +56,10 @@ export interface SourceAfter {
  * The origins a key of this source would go to (see `keyTargets`), or `null` when the description
  * cannot be read or converted now. Never throws for a source problem: discovery reports those.
  */
-export async function sourceKeyTargets(services: Services, source: SourceAfter): Promise<string[] | null> {
+export async function sourceKeyTargets(
+  services: SourceOriginDeps,
+  source: SourceAfter,
+): Promise<string[] | null> {
   let describedBases: string[] | null = null;
   if (source.kind === 'OPENAPI' && source.baseUrl === null && source.description !== null) {
     try {
@@ -70,7 +81,7 @@ export async function sourceKeyTargets(services: Services, source: SourceAfter):
  * origins recorded before, when the key only changes).
  */
 export async function originsForNewKey(
-  services: Services,
+  services: SourceOriginDeps,
   em: EntityManager,
   connection: Connection,
   source: SourceAfter,

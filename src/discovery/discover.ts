@@ -9,7 +9,7 @@
  *   operation as it was. The run records the outcome either way.
  * - Never called from the turn path.
  */
-import { DriverException, type EntityManager } from '@mikro-orm/postgresql';
+import { DriverException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
 import {
@@ -18,7 +18,7 @@ import {
   ConnectionStatus,
   CredentialKind,
 } from '../connections/connection.entity.js';
-import { connectionSecrets, mcpEndpoint } from '../connections/endpoint.js';
+import { connectionSecrets, mcpEndpoint, type EndpointOAuth } from '../connections/endpoint.js';
 import { holdsFor, isKeyCredential } from '../connections/key-origins.js';
 import { descriptionDeps } from '../connections/source-origins.js';
 import { readDescriptionText } from '../openapi/load.js';
@@ -30,7 +30,14 @@ import { AppError, isAppError } from '../errors.js';
 import { Operation } from '../operations/operation.entity.js';
 import { ReviewReason } from '../operations/review-reason.entity.js';
 import type { JsonObject } from '../operations/types.js';
-import type { DiscoveryDeps } from '../services.js';
+import type { Config } from '../config.js';
+import type { SecretBox } from '../connections/secrets.js';
+import type { Notifier } from '../db/notifier.js';
+import type { OutboundClient } from '../http/outbound.js';
+import type { Logger } from '../logger.js';
+import type { McpClient } from '../mcp/client.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { DescriptionPool } from '../openapi/pool.js';
 import {
   DiscoveryOutcome,
   DiscoveryRun,
@@ -126,6 +133,20 @@ export interface SourceListing {
   diagnostics: string[];
   protocolVersion: string | null;
   serverInfo: JsonObject | null;
+}
+
+/** What discovery is built with (a part of app.ts's services): fetch, convert, reconcile, save. */
+export interface DiscoveryDeps {
+  config: Config;
+  orm: MikroORM;
+  logger: Logger;
+  mcp: McpClient;
+  metrics: Metrics;
+  notifier: Notifier;
+  descriptions: DescriptionPool;
+  secrets: SecretBox;
+  oauth: EndpointOAuth;
+  outbound: OutboundClient;
 }
 
 export interface DiscoveryResult {

@@ -13,6 +13,7 @@ import { uuidv7 } from '../db/ids.js';
 import type { OperationFields, StoredOperation } from './reconcile.js';
 import type { JsonObject, OpenApiBinding, Risk } from '../operations/types.js';
 import type { DiffEntry } from '../operations/diff.js';
+import { ON_BY_DEFAULT_RISK } from '../operations/risk.js';
 
 /** Runs one statement with bound parameters on `tx`'s transaction; database errors become MikroORM's classes. */
 async function query<T>(tx: EntityManager, sql: string, bindings: readonly Knex.RawBinding[]): Promise<T[]> {
@@ -196,7 +197,7 @@ export async function updateOperations(
       ([f, c]) => `${c} = case when ${has(f)} then nullif(e->'${f}', 'null'::jsonb) else o.${c} end`,
     ),
     `idempotent = case when ${has('idempotent')} then (e->>'idempotent')::boolean else o.idempotent end`,
-    `enabled = case when (e->>'hold')::boolean then false when (e->>'release')::boolean then coalesce(e->>'risk', o.risk) = 'READ' else o.enabled end`,
+    `enabled = case when (e->>'hold')::boolean then false when (e->>'release')::boolean then coalesce(e->>'risk', o.risk) = '${ON_BY_DEFAULT_RISK}' else o.enabled end`,
     `needs_review = case when (e->>'hold')::boolean then true when (e->>'release')::boolean then false else o.needs_review end`,
     `updated_at = ?::timestamptz`,
   ];

@@ -16,7 +16,8 @@
 import { AppError } from '../errors.js';
 import { assignKey, operationKey } from '../operations/keys.js';
 import { isHoldCode, type ReviewCode } from '../operations/review-codes.js';
-import { isRiskRaise } from '../operations/risk.js';
+import { isRiskRaise, startsOn } from '../operations/risk.js';
+import { originOf as originOfUrl } from '../connections/key-origins.js';
 import { type JsonObject, type OpenApiBinding, type Risk } from '../operations/types.js';
 
 /** A review reason as the reconciler sees it: open reasons in, new reasons out. */
@@ -197,7 +198,7 @@ export function reconcile(
     const key = assignKey(operationKey(ctx.connectionSlug, op.name), taken);
     taken.add(key);
     const holds = op.holds ?? [];
-    add.push({ op, key, enabled: op.risk === 'READ' && holds.length === 0, reasons: holds });
+    add.push({ op, key, enabled: startsOn(op.risk) && holds.length === 0, reasons: holds });
   }
 
   const remove = stored.filter((op) => !seen.has(op.name) || storedByName.get(op.name) !== op);
@@ -327,17 +328,17 @@ function listNames(names: string[]): string {
   return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(', ');
 }
 
-/** `GET /pets/{id}`; `none` for an operation without a binding (MCP). Only method and path count. */
-/** Scheme, host and port of an operation's base address; a path prefix change is not a new host. */
+/**
+ * Scheme, host and port of an operation's base address, by the rule key holds use
+ * (`key-origins.ts#originOf`); a path prefix change is not a new host. An address with no http(s)
+ * origin is compared as written.
+ */
 function originOf(binding: OpenApiBinding | null): string {
   if (!binding) return 'none';
-  try {
-    return new URL(binding.baseUrl).origin;
-  } catch {
-    return binding.baseUrl;
-  }
+  return originOfUrl(binding.baseUrl) ?? binding.baseUrl;
 }
 
+/** `GET /pets/{id}`; `none` for an operation without a binding (MCP). Only method and path count. */
 function describeEndpoint(binding: OpenApiBinding | null): string {
   return binding ? `${binding.method} ${binding.path}` : 'none';
 }

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../project-root.js';
-import type { RouteHandler } from './server.js';
+import type { RouteHandler } from './route.js';
 
 const WEB = join(PROJECT_ROOT, 'web', 'debugger');
 

@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../project-root.js';
 import { DEBUGGER_CSP, file, packageFile, serve } from './debugger-routes.js';
-import type { RouteHandler } from './server.js';
+import type { RouteHandler } from './route.js';
 
 const WEB = join(PROJECT_ROOT, 'web', 'explorer');
 

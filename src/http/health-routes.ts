@@ -6,7 +6,7 @@
 import { pendingMigrations } from '../db/orm.js';
 import type { Services } from '../services.js';
 import { sendJson } from './json-response.js';
-import type { RouteHandler } from './server.js';
+import type { RouteHandler } from './route.js';
 
 export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';

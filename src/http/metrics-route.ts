@@ -7,7 +7,7 @@ import { isStaff } from '../auth/scope.js';
 import { bearerToken } from '../auth/tokens.js';
 import type { Services } from '../services.js';
 import { errorBody, refuseEarly, refuseUnauthenticated } from './edge.js';
-import type { RouteHandler } from './server.js';
+import type { RouteHandler } from './route.js';
 
 export const METRICS_PATH = '/metrics';
 

@@ -16,6 +16,7 @@ import { GRAPHQL_PATH, graphqlHttpHandler, startApollo } from './graphql-http.js
 import { serveGraphqlWs } from './graphql-ws.js';
 import { healthRoutes } from './health-routes.js';
 import { sendJson } from './json-response.js';
+import type { RouteHandler } from './route.js';
 import { listen } from './listen.js';
 import {
   REQUEST_ID_HEADER,
@@ -25,9 +26,6 @@ import {
   type RequestLine,
   type RequestLogRecord,
 } from './request-log.js';
-
-/** Extra routes (such as the OAuth callback) mounted by app.ts. */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
 /** A route under a path prefix; it gets the request's log record to add its actor and codes. */
 export type PrefixRouteHandler = (

@@ -109,7 +109,7 @@ export class McpConversations {
       .getConnection()
       .execute<{ id: string }[]>(OPEN_TURN_SQL, [assistantId, conversationId, this.limits.turnIdleMs / 1000]);
     if (rows[0]) return rows[0].id;
-    const begun = await this.turns.begin(principal, assistantId, conversationId, 'GENERIC', {
+    const begun = await this.turns.begin(principal, assistantId, conversationId, 'GENERIC', null, {
       door: 'MCP',
       token: principal.label,
     });

@@ -208,8 +208,8 @@ export class Metrics {
   }
 
   /** One tool left out of a turn's list (dialect and reason come from fixed sets of ours). */
-  declarationLeftOut(dialect: string, reason: string): void {
-    this.#leftOut.inc({ dialect, reason });
+  declarationLeftOut(dialect: string, reason: string, count = 1): void {
+    this.#leftOut.inc({ dialect, reason }, count);
   }
 
   /** A breaker moved (src/guards/call-guard.ts): `opened`, `reopened` or `closed`. */

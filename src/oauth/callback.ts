@@ -5,7 +5,7 @@
  * sends no referrer (its own address carries the code).
  */
 import type { ServerResponse } from 'node:http';
-import type { RouteHandler } from '../http/server.js';
+import type { RouteHandler } from '../http/route.js';
 import type { Services } from '../services.js';
 import { OAUTH_CALLBACK_PATH, type CallbackOutcome } from './callback-outcome.js';
 

@@ -15,7 +15,13 @@
  */
 import type { Principal } from '../auth/principal.js';
 import type { Connection } from '../connections/connection.entity.js';
-import type { OAuthServiceDeps } from '../services.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config.js';
+import type { SecretBox } from '../connections/secrets.js';
+import type { OutboundClient } from '../http/outbound.js';
+import type { Logger } from '../logger.js';
+import type { McpClient } from '../mcp/client.js';
+import type { ToolCache } from '../turns/tool-cache.js';
 import { announceToolChange } from '../turns/cache-signal.js';
 import type { CallbackOutcome } from './callback-outcome.js';
 import { CallbackService, type SignInDiscovery } from './callback.service.js';
@@ -32,6 +38,20 @@ import {
 export interface OAuthServiceOptions extends RenewalOptions, Omit<SignInOptions, 'publicUrl'> {
   /** The clock, in ms since the epoch. Tests move it forward. */
   now?: () => number;
+}
+
+/**
+ * What OAuth sign-in, callback and renewal are built with (a part of app.ts's services); the
+ * discovery a sign-in runs is passed on its own.
+ */
+export interface OAuthServiceDeps {
+  orm: MikroORM;
+  logger: Logger;
+  secrets: SecretBox;
+  outbound: OutboundClient;
+  config: Config;
+  mcp: McpClient;
+  toolCache: ToolCache;
 }
 
 /** Sign-in, callback and renewal, for `Services.oauth`. */

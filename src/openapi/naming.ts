@@ -2,6 +2,7 @@
  * Text and names of converted operations: one-line descriptions, operation and argument names that
  * fit the contract's pattern, unique within a description. Pure.
  */
+import { firstFree } from '../names.js';
 import { DEFAULT_MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, PROPERTY_NAME_PATTERN } from './model.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -55,12 +56,7 @@ export function fitName(name: string): string {
 
 /** `base`, or `base_2`, `base_3`… whichever is free, kept within 64 characters. */
 export function numbered(base: string, taken: Set<string>): string {
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) {
-    const suffix = `_${n}`;
-    const candidate = base.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix;
-    if (!taken.has(candidate)) return candidate;
-  }
+  return firstFree(base, (name) => taken.has(name), MAX_NAME_LENGTH);
 }
 
 /**

@@ -6,6 +6,7 @@
  * keys"; DESIGN.md, Operation). A key is computed once, when the operation is first found, and then
  * stored: nothing here is ever used to recompute the key of an existing operation.
  */
+import { firstFree, withoutMarks } from '../names.js';
 
 /** Prefix of every operation key. */
 export const KEY_PREFIX = 'connector';
@@ -41,9 +42,7 @@ export const MAX_OPERATION_PART_LENGTH = 200;
  * applying it twice gives the same result.
  */
 export function snakePart(raw: string): string {
-  return raw
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
+  return withoutMarks(raw)
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
     .toLowerCase()
@@ -83,9 +82,5 @@ function cut(part: string, max: number): string {
  * The caller adds the result to its own set before assigning the next key.
  */
 export function assignKey(base: string, taken: ReadonlySet<string>): string {
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) {
-    const candidate = `${base}_${n}`;
-    if (!taken.has(candidate)) return candidate;
-  }
+  return firstFree(base, (key) => taken.has(key));
 }

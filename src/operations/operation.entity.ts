@@ -114,6 +114,13 @@ export class Operation extends Node {
   @Property({ type: 'boolean' })
   idempotent: boolean & Opt = false;
 
+  @Field(() => Boolean, {
+    description:
+      'An operator marked it "always declare": when a turn searches its tools (README, "Many tools"), it is declared up front instead of being found by a search.',
+  })
+  @Property({ type: 'boolean', default: false })
+  alwaysDeclare: boolean & Opt = false;
+
   @Field(() => Boolean, { description: 'Open review reasons exist; only an admin can enable it.' })
   @Property({ type: 'boolean' })
   needsReview: boolean & Opt = false;

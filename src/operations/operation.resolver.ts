@@ -28,6 +28,7 @@ import {
   disableOperation,
   enableOperation,
   setOperationRisk,
+  setOperationAlwaysDeclare,
   type ReviewOutcome,
 } from './operation.service.js';
 import { DiffEntryType, OperationChange } from './operation-change.entity.js';
@@ -100,6 +101,15 @@ export class SetRiskInput {
 
   @Field(() => RiskLevel)
   risk!: Risk;
+}
+
+@InputType()
+export class SetAlwaysDeclareInput {
+  @Field(() => ID)
+  operationId!: string;
+
+  @Field(() => Boolean)
+  alwaysDeclare!: boolean;
 }
 
 @InputType()
@@ -238,6 +248,26 @@ export class OperationResolver {
   ): Promise<OperationPayload> {
     const op = await visibleOperation(ctx, input.operationId);
     const updated = await setOperationRisk(ctx.services, ctx.em, ctx.principal!, op.id, null);
+    return { operation: updated, resolvedReasons: [], userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => OperationPayload, {
+    description:
+      'Marks an operation "always declare": when a turn searches its tools it is declared up front (README, "Many tools"). Audited; reaches every instance.',
+  })
+  async setAlwaysDeclare(
+    @Arg('input', () => SetAlwaysDeclareInput) input: SetAlwaysDeclareInput,
+    @Ctx() ctx: Context,
+  ): Promise<OperationPayload> {
+    const op = await visibleOperation(ctx, input.operationId);
+    const updated = await setOperationAlwaysDeclare(
+      ctx.services,
+      ctx.em,
+      ctx.principal!,
+      op.id,
+      input.alwaysDeclare,
+    );
     return { operation: updated, resolvedReasons: [], userErrors: [] };
   }
 

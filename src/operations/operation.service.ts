@@ -154,6 +154,33 @@ async function setRiskLocked(
   });
 }
 
+/**
+ * The operator's "always declare" flag (issue 31): under the row lock, audited like the other
+ * per-operation switches; setting what is already there writes no audit row.
+ */
+async function setAlwaysDeclareLocked(
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+  alwaysDeclare: boolean,
+): Promise<Operation> {
+  return em.transactional(async (tx) => {
+    const op = await lockOperation(tx, operationId);
+    if (op.alwaysDeclare === alwaysDeclare) return op;
+    const before = { alwaysDeclare: op.alwaysDeclare };
+    op.alwaysDeclare = alwaysDeclare;
+    audit(tx, principal, {
+      workspaceId: op.workspace.id,
+      action: 'SET_ALWAYS_DECLARE',
+      targetType: 'Operation',
+      targetId: op.nodeId,
+      before,
+      after: { alwaysDeclare },
+    });
+    return op;
+  });
+}
+
 /** What a change of an operation reaches beyond its transaction: every instance's tool cache. */
 type OperationDeps = Pick<Services, 'toolCache'>;
 
@@ -206,6 +233,19 @@ export async function setOperationRisk(
   risk: Risk | null,
 ): Promise<Operation> {
   const op = await setRiskLocked(em, principal, operationId, risk);
+  await announced(services, em, op);
+  return op;
+}
+
+/** The "always declare" flag (see `setAlwaysDeclareLocked`), announced to every instance. */
+export async function setOperationAlwaysDeclare(
+  services: OperationDeps,
+  em: EntityManager,
+  principal: Principal,
+  operationId: string,
+  alwaysDeclare: boolean,
+): Promise<Operation> {
+  const op = await setAlwaysDeclareLocked(em, principal, operationId, alwaysDeclare);
   await announced(services, em, op);
   return op;
 }

@@ -32,3 +32,15 @@ const RANK: Record<Risk, number> = { READ: 0, WRITE: 1 };
 export function isRiskRaise(before: Risk, after: Risk): boolean {
   return RANK[after] > RANK[before];
 }
+
+/**
+ * The one risk an operation is on with when discovery adds it, or when its holds clear (DESIGN.md
+ * rule 1; the newer contract page): `READ`. Any other risk starts off until an operator turns it
+ * on. {@link startsOn} in TypeScript; the refresh's SQL compares with this constant.
+ */
+export const ON_BY_DEFAULT_RISK: Risk = 'READ';
+
+/** True when an operation of this risk starts on (with nothing holding it). */
+export function startsOn(risk: Risk): boolean {
+  return risk === ON_BY_DEFAULT_RISK;
+}

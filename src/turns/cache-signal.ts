@@ -1,6 +1,6 @@
 import type { CacheSignal, SqlRunner } from '../db/notifier.js';
 import { Notifier } from '../db/notifier.js';
-import type { Services } from '../services.js';
+import type { ToolCache } from './tool-cache.js';
 
 /**
  * Announces a change to tools, connections or gates: this instance's cache drops the entries at
@@ -9,7 +9,7 @@ import type { Services } from '../services.js';
  * the NOTIFY goes out at commit.
  */
 export async function announceToolChange(
-  services: Pick<Services, 'toolCache'>,
+  services: { toolCache: Pick<ToolCache, 'invalidate'> },
   sql: SqlRunner,
   signal: CacheSignal,
 ): Promise<void> {

@@ -21,6 +21,8 @@ import { eventNotifySql } from '../db/notifier.js';
 import type { JsonObject } from '../operations/types.js';
 import type { TurnDeps } from '../services.js';
 import { resolveDeclaredName } from './declare.js';
+import { SEARCH_TOOLS_NAME } from './search/declare-search.js';
+import { notFoundMessage, type ToolSearch } from './search/tool-search.js';
 import { decodeArguments } from './dialects/decode.js';
 import type { ToolDialect } from './dialects/dialect.js';
 import type { Permit } from '../guards/call-guard.js';
@@ -63,6 +65,10 @@ export interface TurnState {
   dialect: ToolDialect;
   /** finishTurn was called (on this instance, or before this instance loaded the turn). */
   finished: boolean;
+  /** Tool search (issue 31): the turn declares `search_tools`; found tools are callable too. */
+  search: boolean;
+  /** Found tools known to this instance: declared name → operation id (src/turns/search/). */
+  found?: Map<string, string>;
 }
 
 export interface CallToolResult extends CallResult {
@@ -484,6 +490,8 @@ export class CallPath {
     private readonly services: TurnDeps,
     private readonly cache: ToolCache,
     run: RunPrepared,
+    /** Tool search (issue 31): answers `search_tools` and knows the tools a turn found. */
+    private readonly search: ToolSearch,
     private readonly recordRetryDelaysMs: readonly number[] = DEFAULT_RECORD_RETRY_DELAYS_MS,
   ) {
     const json = (item: RecordItem) => item.json;
@@ -530,6 +538,13 @@ export class CallPath {
     trace: TraceContext | null,
     seen: { connectionId: string | null },
   ): Promise<CallToolResult> {
+    // Tool search (issue 31): a search is answered and recorded by src/turns/search/.
+    if (turn.search && rawName === SEARCH_TOOLS_NAME) {
+      if (turn.finished) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
+      const tools = await this.cache.get(turn.assistantId).catch(() => null);
+      const found = await this.search.search(turn, tools, modelArgs);
+      return answer(found.result, found.callId, found.seq, found.recorded);
+    }
     const resolved = await this.#resolve(turn, rawName, trace, seen);
     if (!('turn' in resolved)) return resolved;
     const call = resolved;
@@ -563,7 +578,10 @@ export class CallPath {
     const t0 = performance.now();
     // The name comes from the model: bounded and storable before it reaches any record or message.
     const name = storableText(fitText(rawName, DECLARED_NAME_LIMIT));
-    const operationId = resolveDeclaredName(turn.map, rawName);
+    let operationId = resolveDeclaredName(turn.map, rawName);
+    // Tool search: a tool this turn found (on any instance) is callable too.
+    if (operationId === undefined && turn.search && !turn.builtIns.has(rawName))
+      operationId = await this.search.found(turn, rawName);
     let tools: AssistantTools | null;
     let op: CachedOperation | undefined;
     try {
@@ -604,7 +622,10 @@ export class CallPath {
     let modelArgsJson: string | null = null;
     let early: CallResult | null = null;
     if (turn.dialect !== 'GENERIC' && op && tools) {
-      const list = dialectToolsOf(tools, turn.dialect);
+      // Tool search: a found tool's shape is in the dialect's uncapped list.
+      const list = turn.search
+        ? this.search.fullList(tools, turn.dialect)
+        : dialectToolsOf(tools, turn.dialect);
       if (!list.shapes.has(op.id)) {
         early = failure(
           CallStatus.UNAVAILABLE,
@@ -642,10 +663,12 @@ export class CallPath {
             CallStatus.UNAVAILABLE,
             `${name} is a built-in tool; it is handled by the platform, not called through connected tools.`,
           )
-        : failure(
-            CallStatus.UNAVAILABLE,
-            `There is no tool named "${name}" in this turn. Use one of the tools declared at the start of the turn.`,
-          );
+        : turn.search
+          ? failure(CallStatus.REJECTED, notFoundMessage(name))
+          : failure(
+              CallStatus.UNAVAILABLE,
+              `There is no tool named "${name}" in this turn. Use one of the tools declared at the start of the turn.`,
+            );
     } else if (!op && !early) {
       early = failure(
         CallStatus.UNAVAILABLE,
@@ -783,7 +806,10 @@ export class CallPath {
       );
     } catch (err) {
       // A bug of ours must still not break the conversation.
-      this.services.logger.error({ err, turnId: call.turn.id, name: call.name }, 'tool call failed inside the service');
+      this.services.logger.error(
+        { err, turnId: call.turn.id, name: call.name },
+        'tool call failed inside the service',
+      );
       return failure(
         CallStatus.UPSTREAM_ERROR,
         `The call to ${call.name} failed inside the platform. Nothing more is known; the team will check.`,
@@ -857,7 +883,10 @@ export class CallPath {
       seq = await start.now();
     } catch (err) {
       // The database is unreachable: a READ's result still reaches the model; its record is lost, and logged.
-      this.services.logger.error({ err, turnId, name, status: result.status }, 'could not record a tool call');
+      this.services.logger.error(
+        { err, turnId, name, status: result.status },
+        'could not record a tool call',
+      );
       return answer(result, null, null, false);
     }
     // Finished by another instance meanwhile: a READ changed nothing; report the turn as over.
@@ -893,7 +922,6 @@ export class CallPath {
     result.durationMs = durationMs;
     return answer(result, callId, seq, recorded);
   }
-
 
   /**
    * Runs the finish statement: `recorded` once the call is on record (also when an earlier try
@@ -987,5 +1015,4 @@ export class CallPath {
       return answer(result, null, null, false);
     }
   }
-
 }

@@ -25,3 +25,16 @@ export enum CallStatus {
    */
   OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN',
 }
+
+/**
+ * The statuses that count as errors (usage, health): every final status but SUCCEEDED. RUNNING is
+ * not final. A status added to the enum counts as an error unless it is added to the exceptions.
+ */
+export const ERROR_STATUSES: readonly CallStatus[] = Object.values(CallStatus).filter(
+  (status) => status !== CallStatus.SUCCEEDED && status !== CallStatus.RUNNING,
+);
+
+/** True when a call with this status failed ({@link ERROR_STATUSES}). */
+export function isErrorStatus(status: CallStatus): boolean {
+  return ERROR_STATUSES.includes(status);
+}

@@ -5,6 +5,7 @@
  * declared names map back to operation ids; the turn keeps that map to resolve calls.
  */
 import { AppError } from '../errors.js';
+import { firstFree, withoutMarks } from '../names.js';
 import { type JsonObject } from '../operations/types.js';
 
 /**
@@ -69,10 +70,7 @@ export interface DeclaredToolList {
  */
 export function declaredName(connectionSlug: string, operationName: string): string {
   const original = `${connectionSlug}${DECLARED_NAME_SEPARATOR}${operationName}`;
-  let sanitised = original
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .replace(/[^a-zA-Z0-9_-]/gu, '_');
+  let sanitised = withoutMarks(original).replace(/[^a-zA-Z0-9_-]/gu, '_');
   if (!/^[a-zA-Z_]/.test(sanitised)) sanitised = `${DECLARED_NAME_PREFIX}${sanitised}`;
   if (sanitised.length <= DECLARED_NAME_MAX_LENGTH) return sanitised;
   return `${sanitised.slice(0, DECLARED_NAME_MAX_LENGTH - HASH_LENGTH - 1)}_${fnv1a32(original)}`;
@@ -116,15 +114,9 @@ export function declareTools(input: {
   });
   bases.forEach((base, i) => {
     if (names[i] !== undefined) return;
-    for (let n = 2; ; n++) {
-      const suffix = `_${n}`;
-      const candidate = base.slice(0, DECLARED_NAME_MAX_LENGTH - suffix.length) + suffix;
-      if (!used.has(candidate)) {
-        used.add(candidate);
-        names[i] = candidate;
-        return;
-      }
-    }
+    const name = firstFree(base, (candidate) => used.has(candidate), DECLARED_NAME_MAX_LENGTH);
+    used.add(name);
+    names[i] = name;
   });
 
   const map = Object.create(null) as Record<string, string>;
@@ -146,7 +138,8 @@ export function builtInProblems(builtIns: readonly DeclaredTool[]): string[] {
     if (!DECLARED_NAME_PATTERN.test(name)) {
       problems.push(`"${name}" does not match ${String(DECLARED_NAME_PATTERN)}`);
     }
-    if (name === FINISH_TURN.name) problems.push(`"${name}" is reserved`);
+    // search_tools: the tool search's own tool (issue 31, src/turns/search/declare-search.ts).
+    if (name === FINISH_TURN.name || name === 'search_tools') problems.push(`"${name}" is reserved`);
     if (seen.has(name)) problems.push(`"${name}" is listed twice`);
     seen.add(name);
   }

@@ -21,11 +21,12 @@ import type { CallToolOutcome, McpEndpoint, ServerNotification } from '../mcp/cl
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
 import { buildRequest } from '../openapi/request.js';
-import type { TurnDeps } from '../services.js';
+import type { TurnDeps } from './deps.js';
 import { rejectionMessage, uncheckableMessage } from './arguments.js';
 import { failure, fromHttpAnswer, fromMcpOutcome, type CallResult } from './result.js';
 import { argumentCheckOf, type CachedOperation } from './tool-cache.js';
 import { CallStatus } from './call-status.js';
+import { brokeText, timeoutText, unreachableText } from './failure-text.js';
 
 async function callOpenApi(
   services: TurnDeps,
@@ -80,7 +81,7 @@ async function callOpenApi(
       if (err.code === 'TIMEOUT') {
         return failure(
           CallStatus.TIMEOUT,
-          `The API behind ${tool} did not answer within ${timeoutMs / 1000} s. It may have done its work anyway; check before repeating anything that changes data.`,
+          timeoutText(`The API behind ${tool}`, timeoutMs),
           attempt,
           durationMs,
         );
@@ -96,18 +97,13 @@ async function callOpenApi(
       if (err.code === 'CONNECT_FAILED') {
         return failure(
           CallStatus.UPSTREAM_ERROR,
-          `The API behind ${tool} could not be reached. Nothing was done; it may work if tried again later.`,
+          unreachableText(`The API behind ${tool}`),
           attempt,
           durationMs,
         );
       }
       if (err.code === 'TRANSPORT_ERROR') {
-        return failure(
-          CallStatus.UPSTREAM_ERROR,
-          `The connection to the API behind ${tool} broke during the call. It may have done its work anyway; check before repeating anything that changes data.`,
-          attempt,
-          durationMs,
-        );
+        return failure(CallStatus.UPSTREAM_ERROR, brokeText(`the API behind ${tool}`), attempt, durationMs);
       }
       // Refused by policy (address, scheme, header): a configuration problem, not the model's.
       return failure(

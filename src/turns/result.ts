@@ -7,6 +7,7 @@ import type { Scrubber } from '../connections/scrub.js';
 import type { CallToolOutcome } from '../mcp/client.js';
 import type { JsonObject, JsonValue } from '../operations/types.js';
 import { CallStatus } from './call-status.js';
+import { brokeText, timeoutText, unreachableText } from './failure-text.js';
 
 export interface CallResult {
   status: CallStatus;
@@ -187,10 +188,7 @@ export function fromMcpOutcome(
       };
     case 'timeout':
       return {
-        ...failure(
-          CallStatus.TIMEOUT,
-          `The tool ${tool} did not answer within ${Math.round(outcome.timeoutMs / 100) / 10} s. It may have done its work anyway; check before repeating anything that changes data.`,
-        ),
+        ...failure(CallStatus.TIMEOUT, timeoutText(`The tool ${tool}`, outcome.timeoutMs)),
         ...base,
       };
     case 'transport_error':
@@ -198,8 +196,8 @@ export function fromMcpOutcome(
         ...failure(
           CallStatus.UPSTREAM_ERROR,
           outcome.reachedServer
-            ? `The connection to the tool server for ${tool} broke during the call. It may have done its work anyway; check before repeating anything that changes data.`
-            : `The tool server for ${tool} could not be reached. Nothing was done; it may work if tried again later.`,
+            ? brokeText(`the tool server for ${tool}`)
+            : unreachableText(`The tool server for ${tool}`),
         ),
         ...base,
       };

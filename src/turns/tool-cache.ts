@@ -55,6 +55,8 @@ export interface CachedOperation {
   checkSchema: JsonObject | null;
   risk: Risk;
   idempotent: boolean;
+  /** An operator marked it "always declare": declared up front when tool search applies (issue 31). */
+  alwaysDeclare?: boolean;
   binding: OpenApiBinding | null;
   connection: CachedConnection;
   /** The compiled input schema, made on the first call and kept as long as this entry. */
@@ -136,6 +138,7 @@ interface Row {
   check_schema: JsonObject | null;
   risk: Risk | null;
   idempotent: boolean | null;
+  always_declare: boolean | null;
   binding: OpenApiBinding | null;
   schema_md5: string | null;
 }
@@ -144,7 +147,7 @@ const LOAD_SQL = `
 select a.workspace_id,
        c.id as c_id, c.slug, c.kind, c.status, c.endpoint_url, c.base_url, c.timeout_ms,
        c.credential_kind, c.credential_header_name, c.credential_secret, c.credential_origins, c.protocol_version,
-       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.check_schema, o.risk, o.idempotent, o.binding,
+       o.id as o_id, o.key, o.name, o.description, o.input_schema, o.check_schema, o.risk, o.idempotent, o.always_declare, o.binding,
        md5(o.input_schema::text) as schema_md5
   from assistant a
   left join assistant_connection ac on ac.assistant_id = a.id
@@ -240,6 +243,7 @@ export class ToolCache {
         checkSchema: row.check_schema,
         risk: row.risk!,
         idempotent: row.idempotent!,
+        alwaysDeclare: row.always_declare === true,
         binding: row.binding,
         connection,
       });

@@ -18,6 +18,8 @@ export interface DeclaredToolRecord {
   operationKey: string | null;
   /** Set when the tool could not be declared in the turn's dialect (issue 26): never callable in it. */
   leftOut?: { code: LeftOutCode; reason: string };
+  /** On `search_tools`: the turn searches its tools (issue 31); found tools are in turn_found_tool. */
+  search?: 'SERVICE';
 }
 
 /** One turn of a conversation: the tools declared to the model, and the calls made. */

@@ -46,10 +46,12 @@ import { LedgerEntry } from './ledger-entry.entity.js';
 import { CallStatus, TurnCall } from './turn-call.entity.js';
 import { TurnEventType } from './turn-event.entity.js';
 import { Turn } from './turn.entity.js';
+import { toolSearchPayload, ToolSearchInputType, ToolSearchType } from './search/tool-search.graphql.js';
 import { forModel } from './dialects/for-model.js';
 import { ToolDialectEnum, type ToolDialect } from './dialects/dialect-enum.js';
 import type { LeftOutCode } from './dialects/compile.js';
 import type { JsonValue } from '../operations/types.js';
+import { MAX_NAME_CHARS, nameLengthProblem } from '../names.js';
 
 export const TurnConnection = connectionType('Turn', Turn);
 export const TurnCallConnection = connectionType('TurnCall', TurnCall, { totalCount: true });
@@ -130,9 +132,16 @@ export class BeginTurnInput {
 
   @Field(() => ToolDialectEnum, {
     defaultValue: 'GENERIC',
-    description: 'The model API the tools are declared for; callTool then takes arguments and shapes results for it.',
+    description:
+      'The model API the tools are declared for; callTool then takes arguments and shapes results for it.',
   })
   dialect!: ToolDialect;
+
+  @Field(() => ToolSearchInputType, {
+    nullable: true,
+    description: 'Tool search for assistants with many tools (README, "Many tools"); default mode AUTO.',
+  })
+  toolSearch?: ToolSearchInputType | null;
 }
 
 @ObjectType()
@@ -146,9 +155,13 @@ export class BeginTurnPayload {
   tools!: DeclaredToolType[];
 
   @Field(() => [LeftOutToolType], {
-    description: "Callable tools that the dialect's API would refuse, left out of tools (never sent broken), with why.",
+    description:
+      "Callable tools that the dialect's API would refuse, left out of tools (never sent broken), with why.",
   })
   leftOut!: LeftOutToolType[];
+
+  @Field(() => ToolSearchType, { description: 'Whether this turn searches its tools (README, "Many tools").' })
+  toolSearch!: ToolSearchType;
 }
 
 @InputType()
@@ -218,7 +231,7 @@ export class CallToolPayload {
     description:
       "The result as the turn's dialect's next request takes it: OPENAI(_STRICT) the tool message's content (a string); " +
       "ANTHROPIC a tool_result's content blocks; GEMINI(_JSON_SCHEMA) functionResponse.response (an object); GENERIC " +
-      '{ content, structuredContent?, isError }. Within the dialect\'s size budget.',
+      "{ content, structuredContent?, isError }. Within the dialect's size budget.",
   })
   forModel!: JsonValue;
   @Field(() => Int, {
@@ -313,12 +326,16 @@ export class TurnEventType_ {
   @Field(() => TurnEventCall, { nullable: true })
   call!: TurnEventCall | null;
 
-  @Field(() => ToolDialectEnum, { nullable: true, description: 'TURN_STARTED: the dialect the tools were declared for.' })
+  @Field(() => ToolDialectEnum, {
+    nullable: true,
+    description: 'TURN_STARTED: the dialect the tools were declared for.',
+  })
   dialect!: ToolDialect | null;
 
   @Field(() => [LeftOutToolType], {
     nullable: true,
-    description: 'TURN_STARTED: tools left out of the declared list, with why (the first 100; Turn.leftOut has all).',
+    description:
+      'TURN_STARTED: tools left out of the declared list, with why (the first 100; Turn.leftOut has all).',
   })
   leftOut!: LeftOutToolType[] | null;
 
@@ -437,15 +454,21 @@ export class TurnResolver {
     @Ctx() ctx: Context,
   ): Promise<BeginTurnPayload> {
     const conversationId = input.conversationId.trim();
-    if (conversationId.length === 0 || conversationId.length > 200)
-      throw badInput('conversationId must be 1–200 characters');
+    if (nameLengthProblem(conversationId) !== null)
+      throw badInput(`conversationId must be 1–${MAX_NAME_CHARS} characters`);
     const result = await ctx.services.turns.begin(
       ctx.principal!,
       idOf(input.assistantId, 'Assistant', 'assistant'),
       conversationId,
       input.dialect ?? 'GENERIC',
+      input.toolSearch ?? null,
     );
-    return { turnId: toGlobalId('Turn', result.turnId), tools: result.tools, leftOut: result.leftOut };
+    return {
+      turnId: toGlobalId('Turn', result.turnId),
+      tools: result.tools,
+      leftOut: result.leftOut,
+      toolSearch: toolSearchPayload(result.toolSearch),
+    };
   }
 
   @Authorized(Role.RUNTIME)
@@ -537,7 +560,9 @@ export class TurnResolver {
       digest: turn.declaredToolsDigest,
     });
     return tools.flatMap((t) =>
-      t.leftOut ? [{ name: t.name, operationKey: t.operationKey, code: t.leftOut.code, reason: t.leftOut.reason }] : [],
+      t.leftOut
+        ? [{ name: t.name, operationKey: t.operationKey, code: t.leftOut.code, reason: t.leftOut.reason }]
+        : [],
     );
   }
 

@@ -19,14 +19,28 @@ import { uuidv7 } from '../db/ids.js';
 import { eventNotifySql } from '../db/notifier.js';
 import { notFoundError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
-import type { TurnDeps } from '../services.js';
+import type { TurnDeps } from './deps.js';
 import { resolveDeclaredName } from './declare.js';
 import type { DialectTool, LeftOutTool } from './dialects/declarations.js';
 import type { ToolDialect } from './dialects/dialect.js';
 import { storableJson } from './storable.js';
 import { dialectToolsOf, type AssistantTools, type ToolCache } from './tool-cache.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
-import { CallPath, DEFAULT_RECORD_RETRY_DELAYS_MS, type CallToolResult, type TurnState } from './call-path.js';
+import {
+  CallPath,
+  DEFAULT_RECORD_RETRY_DELAYS_MS,
+  type CallToolResult,
+  type TurnState,
+} from './call-path.js';
+// Tool search (issue 31): the hooks below are marked "tool search".
+import {
+  choiceKey,
+  SEARCH_TOOLS_NAME,
+  type SearchChoice,
+  type ToolSearchInput,
+} from './search/declare-search.js';
+import { ToolSearch } from './search/tool-search.js';
+import { badInput } from '../graphql/errors.js';
 
 export const DEFAULT_TURN_STATE_MAX = 50_000;
 /** Left-out tools listed in a TURN_STARTED event (all are on the turn's record). */
@@ -46,8 +60,18 @@ interface PreparedTurn {
   map: Record<string, string>;
   tools: DialectTool[];
   leftOut: LeftOutTool[];
+  /** `leftOut` counted by code, once: a turn adds to the metric once per code, not once per tool. */
+  leftOutByCode: ReadonlyMap<string, number>;
   /** This process saw the list committed: later turns of the entry send only its digest. */
   stored: boolean;
+  /** Tool search (issue 31) applies: the turn declares `search_tools` (provider SERVICE). */
+  search: boolean;
+}
+
+function countByCode(leftOut: readonly LeftOutTool[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const t of leftOut) counts.set(t.code, (counts.get(t.code) ?? 0) + 1);
+  return counts;
 }
 
 /** A turn begun through another front door than GraphQL: which, and the token's label. */
@@ -62,6 +86,8 @@ export interface BeginTurnResult {
   tools: DialectTool[];
   /** Tools that pass both gates but could not be declared in the dialect, with why. */
   leftOut: LeftOutTool[];
+  /** Whether the turn searches its tools (issue 31), and how. */
+  toolSearch: SearchChoice;
 }
 
 /**
@@ -135,7 +161,9 @@ select e.seq, ${NOTIFY} from e`;
 export class TurnService {
   readonly #turns = new Map<string, TurnState>();
   /** Per tool-cache entry (dropped with it) and dialect: see #prepared. */
-  readonly #preparedByEntry = new WeakMap<AssistantTools, Map<ToolDialect, PreparedTurn>>();
+  readonly #preparedByEntry = new WeakMap<AssistantTools, Map<string, PreparedTurn>>();
+  /** Tool search (issue 31): per-entry lists and index, the search call and the found tools. */
+  readonly #search: ToolSearch;
   /** beginTurn's statement, prepared once per pooled connection (src/db/prepared.ts). */
   readonly #run: RunPrepared;
   /** The call path, shared with the MCP endpoint. */
@@ -149,7 +177,8 @@ export class TurnService {
   ) {
     const run = preparedRunner(services.orm);
     this.#run = run;
-    this.path = new CallPath(services, cache, run, recordRetryDelaysMs);
+    this.#search = new ToolSearch(services.orm, services.config.toolSearch, services.logger);
+    this.path = new CallPath(services, cache, run, this.#search, recordRetryDelaysMs);
   }
 
   /** How the records were committed so far (batches of several records; for tests and the bench). */
@@ -171,14 +200,18 @@ export class TurnService {
     assistantId: string,
     conversationId: string,
     dialect: ToolDialect = 'GENERIC',
+    toolSearch: ToolSearchInput | null = null,
     /** The front door, when it is not GraphQL: on the TURN_STARTED event, for the debugger. */
     via: TurnVia | null = null,
   ): Promise<BeginTurnResult> {
     const tools = await this.cache.get(assistantId);
     const scope = scopedWorkspace(principal);
     if (!tools || (scope !== null && scope !== tools.workspaceId)) throw notFoundError('assistant');
+    // Tool search (issue 31): whether it applies is decided per turn, from the entry's tools.
+    const choice = this.#search.choose(tools, dialect, toolSearch);
+    if (typeof choice === 'string') throw badInput(choice);
     const turnId = uuidv7();
-    const prepared = this.#prepared(tools, dialect);
+    const prepared = this.#prepared(tools, dialect, choice);
     const ws = tools.workspaceId;
     const startedJson =
       via === null
@@ -227,9 +260,11 @@ export class TurnService {
       builtIns: prepared.builtIns,
       dialect,
       finished: false,
+      search: prepared.search,
     });
-    for (const t of prepared.leftOut) this.services.metrics.declarationLeftOut(dialect, t.code);
-    return { turnId, tools: prepared.tools, leftOut: prepared.leftOut };
+    for (const [code, count] of prepared.leftOutByCode)
+      this.services.metrics.declarationLeftOut(dialect, code, count);
+    return { turnId, tools: prepared.tools, leftOut: prepared.leftOut, toolSearch: choice };
   }
 
   /**
@@ -237,22 +272,27 @@ export class TurnService {
    * declared-tools record as JSON (301 tools: most of beginTurn's own work otherwise), its digest,
    * and the built-in names.
    */
-  #prepared(tools: AssistantTools, dialect: ToolDialect): PreparedTurn {
+  #prepared(tools: AssistantTools, dialect: ToolDialect, choice: SearchChoice): PreparedTurn {
     let byDialect = this.#preparedByEntry.get(tools);
     if (!byDialect) {
       byDialect = new Map();
       this.#preparedByEntry.set(tools, byDialect);
     }
-    let prepared = byDialect.get(dialect);
+    const key = `${dialect} ${choiceKey(choice)}`;
+    let prepared = byDialect.get(key);
     if (!prepared) {
-      const list = dialectToolsOf(tools, dialect);
+      // Tool search (issue 31): a search turn declares its own, shorter list.
+      const list = choice.on ? this.#search.list(tools, dialect, choice) : dialectToolsOf(tools, dialect);
+      const search = choice.on && choice.provider === 'SERVICE';
       const declared: DeclaredToolRecord[] = list.tools.map((t) => {
         const operationId = resolveDeclaredName(list.map, t.name) ?? null;
-        return {
+        const record: DeclaredToolRecord = {
           name: t.name,
           operationId,
           operationKey: operationId ? (tools.operations.get(operationId)?.key ?? null) : null,
         };
+        if (search && t.name === SEARCH_TOOLS_NAME) record.search = 'SERVICE';
+        return record;
       });
       // Left out in this dialect: kept on the turn's record (and its TURN_STARTED event), never callable.
       for (const t of list.leftOut) {
@@ -266,6 +306,7 @@ export class TurnService {
       const declaredJson = JSON.stringify(declared);
       const started: Record<string, unknown> = { tools: list.tools.length };
       if (dialect !== 'GENERIC') started.dialect = dialect;
+      if (choice.on) started.toolSearch = choice.provider;
       if (list.leftOut.length > 0) {
         started.leftOut = list.leftOut.slice(0, MAX_LEFT_OUT_IN_EVENT);
         started.leftOutCount = list.leftOut.length;
@@ -280,9 +321,11 @@ export class TurnService {
         map: list.map,
         tools: list.tools,
         leftOut: list.leftOut,
+        leftOutByCode: countByCode(list.leftOut),
         stored: false,
+        search,
       };
-      byDialect.set(dialect, prepared);
+      byDialect.set(key, prepared);
     }
     return prepared;
   }
@@ -310,8 +353,10 @@ export class TurnService {
       if (!row) throw notFoundError('turn');
       const map: Record<string, string> = Object.create(null) as Record<string, string>;
       const builtIns = new Set<string>();
+      let search = false;
       for (const d of row.declared_tools) {
         if (d.leftOut) continue;
+        if (d.search === 'SERVICE') search = true;
         if (d.operationId) map[d.name] = d.operationId;
         else builtIns.add(d.name);
       }
@@ -324,6 +369,7 @@ export class TurnService {
         builtIns,
         dialect: row.dialect,
         finished: row.finished_at !== null,
+        search,
       };
       this.#remember(state);
     }

@@ -2,12 +2,13 @@
  * SQL pieces shared by the roll-up job and the usage query (pure: strings only). The histogram's
  * bucket of a duration is `width_bucket(duration_ms, BOUNDS)`, the same index as `bucketOf`.
  */
+import { ERROR_STATUSES } from '../turns/call-status.js';
 import { DURATION_BOUNDS_MS, HISTOGRAM_COLUMNS } from './histogram.js';
 
 export const BOUNDS_SQL = `array[${DURATION_BOUNDS_MS.join(',')}]::int[]`;
 
-/** Statuses that count as errors: everything final but SUCCEEDED. */
-export const ERROR_STATUSES_SQL = `('TOOL_ERROR','UPSTREAM_ERROR','TIMEOUT','REJECTED','UNAVAILABLE','RATE_LIMITED','OUTCOME_UNKNOWN')`;
+/** Statuses that count as errors (`turns/call-status.ts#ERROR_STATUSES`), as an SQL list. */
+export const ERROR_STATUSES_SQL = `(${ERROR_STATUSES.map((status) => `'${status}'`).join(',')})`;
 
 /** The lowest UUIDv7 of an instant (a `timestamptz` SQL expression): call ids are UUIDv7 made at the call's start. */
 export function uuidFloorSql(instant: string): string {

@@ -18,13 +18,15 @@ import type { Principal } from '../auth/principal.js';
 import { audit } from '../audit/audit.js';
 import { notFoundError } from '../errors.js';
 import { UserError } from '../graphql/user-error.js';
+import { MAX_NAME_CHARS, nameLengthProblem } from '../names.js';
 import { Workspace } from './workspace.entity.js';
 
-/** Names are trimmed, 1 to 200 characters. */
+/** Names are trimmed, 1 to 200 characters (`names.ts#nameLengthProblem`). */
 export function checkName(name: string, field: string[]): UserError | null {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return new UserError(field, 'must not be empty', 'REQUIRED');
-  if (trimmed.length > 200) return new UserError(field, 'must be at most 200 characters', 'TOO_LONG');
+  const problem = nameLengthProblem(name);
+  if (problem === 'EMPTY') return new UserError(field, 'must not be empty', 'REQUIRED');
+  if (problem === 'TOO_LONG')
+    return new UserError(field, `must be at most ${MAX_NAME_CHARS} characters`, 'TOO_LONG');
   return null;
 }
 

@@ -469,15 +469,18 @@ export interface HardSchemaServerHandle {
   close(): Promise<void>;
 }
 
-/** One stateless MCP server (a new one per request), listing `tools` exactly as written. */
-function buildServer(tools: readonly HardTool[], calls: HardCall[]): Server {
+/**
+ * One stateless MCP server (a new one per request), listing `tools` exactly as written: each a READ
+ * (`readOnlyHint: true`) but those named in `writes`, which say nothing of their risk (WRITEs).
+ */
+function buildServer(tools: readonly HardTool[], calls: HardCall[], writes: ReadonlySet<string>): Server {
   const server = new Server({ name: 'hard-schema-peer', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: tool.inputSchema as { type: 'object' },
-      annotations: { readOnlyHint: true },
+      annotations: writes.has(tool.name) ? {} : { readOnlyHint: true },
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request): CallToolResult => {
@@ -491,18 +494,22 @@ function buildServer(tools: readonly HardTool[], calls: HardCall[]): Server {
   return server;
 }
 
-/** Starts the peer on a random loopback port; `tools` defaults to {@link HARD_TOOLS}. */
+/**
+ * Starts the peer on a random loopback port; `tools` defaults to {@link HARD_TOOLS}, every one a
+ * READ but those named in `writes`.
+ */
 export async function startHardSchemaServer(
-  options: { tools?: readonly HardTool[] } = {},
+  options: { tools?: readonly HardTool[]; writes?: readonly string[] } = {},
 ): Promise<HardSchemaServerHandle> {
   const { tools = HARD_TOOLS } = options;
+  const writes = new Set(options.writes ?? []);
   const calls: HardCall[] = [];
   const raw = await startRawServer(async (req, res, incoming) => {
     if (req.httpMethod !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
-    const server = buildServer(tools, calls);
+    const server = buildServer(tools, calls, writes);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

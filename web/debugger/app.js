@@ -144,8 +144,12 @@
   }
 
   var EVENTS = 'subscription($a: ID, $c: String, $s: Float) { turnEvents(assistantId: $a, conversationId: $c, afterSeq: $s) {' +
-    ' seq type turnId conversationId at call { seq name operationKey risk status durationMs attempts message arguments' +
+    ' seq type turnId conversationId at dialect leftOut { name operationKey code reason }' +
+    ' call { seq name operationKey risk status durationMs attempts message arguments modelArguments' +
     ' result { content structuredContent truncated } progress { kind atMs progress total level message } } } }';
+  /** The TURN_STARTED event carries the first LEFT_OUT_IN_EVENT left-out tools; Turn.leftOut has all. */
+  var LEFT_OUT_IN_EVENT = 100;
+  var TURN_LEFT_OUT = 'query($id: ID!) { turn(id: $id) { leftOut { name operationKey code reason } } }';
 
   function reset() {
     if (state.unsubscribe) state.unsubscribe();
@@ -239,6 +243,7 @@
     state.seen.add(e.seq);
     if (e.seq > state.lastSeq) state.lastSeq = e.seq;
     var turn = turnBox(e);
+    if (e.type === 'TURN_STARTED') showTurnStart(turn, e);
     if (e.type === 'TURN_FINISHED') turn.querySelector('.state').textContent = 'finished';
     if (!e.call) return null;
     var key = e.turnId + ':' + e.call.seq;
@@ -254,6 +259,7 @@
       if (e.call[k] !== null && e.call[k] !== undefined) d[k] = e.call[k];
     });
     if (e.call.arguments) d.arguments = e.call.arguments;
+    if (e.call.modelArguments) d.modelArguments = e.call.modelArguments;
     if (e.call.result) d.result = e.call.result;
     if (e.type === 'CALL_PROGRESS' && e.call.progress) d.progress.push(e.call.progress);
     if (e.type === 'CALL_FINISHED' && !e.call.status) d.status = 'FINISHED';
@@ -290,11 +296,50 @@
     var h = el('h2');
     h.appendChild(el('span', null, 'Conversation ' + e.conversationId));
     h.appendChild(el('span', 'muted', new Date(e.at).toLocaleTimeString()));
+    h.appendChild(el('span', 'muted dialect'));
     h.appendChild(el('span', 'muted state', 'open'));
     t.appendChild(h);
     state.turns.set(e.turnId, t);
     $('turns').prepend(t);
     return t;
+  }
+
+  /**
+   * The dialect the turn's tools were declared for, and the tools that dialect's API would refuse
+   * (left out, never sent): name, operation key and why, every piece as text. The event holds the
+   * first LEFT_OUT_IN_EVENT; opening a list that long reads the whole one from Turn.leftOut.
+   */
+  function showTurnStart(t, e) {
+    if (e.dialect && e.dialect !== 'GENERIC') t.querySelector('.dialect').textContent = e.dialect;
+    var left = e.leftOut || [];
+    if (!left.length || t.querySelector('.left-out')) return;
+    var det = el('details', 'left-out');
+    var capped = left.length >= LEFT_OUT_IN_EVENT;
+    det.appendChild(el('summary', null, 'left out (' + left.length + (capped ? '+' : '') + ')'));
+    var list = el('ul');
+    var fill = function (items) {
+      list.textContent = '';
+      items.forEach(function (l) {
+        var li = el('li');
+        li.appendChild(el('span', 'name', l.name));
+        if (l.operationKey) li.appendChild(el('span', 'muted key', l.operationKey));
+        li.appendChild(el('span', 'reason', l.code + ': ' + l.reason));
+        list.appendChild(li);
+      });
+      det.querySelector('summary').textContent = 'left out (' + items.length + ')';
+    };
+    fill(left);
+    if (capped) det.querySelector('summary').textContent = 'left out (' + left.length + '+)';
+    det.appendChild(list);
+    var loaded = !capped;
+    det.addEventListener('toggle', function () {
+      if (!det.open || loaded) return;
+      loaded = true;
+      gql(TURN_LEFT_OUT, { id: e.turnId }).then(function (d) {
+        if (d.turn) fill(d.turn.leftOut);
+      }).catch(showError);
+    });
+    t.querySelector('h2').after(det);
   }
 
   function pretty(v) { return JSON.stringify(v, null, 2); }
@@ -323,6 +368,8 @@
       box.appendChild(ul);
     }
     if (d.arguments) box.appendChild(block(c, 'arguments', 'arguments', function () { return pretty(d.arguments); }));
+    // What the model wrote in the turn's dialect, when mapping it back changed it (names, nulls, JSON text).
+    if (d.modelArguments) box.appendChild(block(c, 'modelArguments', 'model arguments', function () { return pretty(d.modelArguments); }));
     if (d.result) {
       box.appendChild(block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), function () {
         return pretty({ content: d.result.content, structuredContent: d.result.structuredContent });

@@ -447,9 +447,15 @@ function jsonType(v: JsonValue): string {
   return typeof v;
 }
 
-/** A node that allows any value. */
+/** A node that allows any value; what its keywords meant (`not`, `default`, …) is described. */
 function permissive(node: JsonObject, ctx: Ctx, note?: string): Out {
-  const description = describe(node, ctx, [], note);
+  const notes: string[] = [];
+  for (const key in node) {
+    if (key === 'description' || key === 'title' || key === 'type' || key === 'nullable') continue;
+    const n = keywordNote(key, node[key]!);
+    if (n) notes.push(n);
+  }
+  const description = describe(node, ctx, notes, note);
   if (ctx.profile.typed) {
     const schema: JsonObject = { type: 'string' };
     schema.description = joinDescription(description, `${JSON_TEXT_NOTE} Any JSON value is accepted.`);

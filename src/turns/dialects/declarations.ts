@@ -13,7 +13,7 @@ import type { JsonObject } from '../../operations/types.js';
 import type { DeclaredTool, DeclaredToolList } from '../declare.js';
 import { compileSchema, type LeftOutCode } from './compile.js';
 import type { ToolDialect } from './dialect.js';
-import { checkDeclaration, checkDeclarationList } from './rules.js';
+import { checkDeclaration, checkListRules } from './rules.js';
 import type { Shape } from './shape.js';
 
 /** A tool as declared in one dialect. */
@@ -133,13 +133,15 @@ function compileTool(dialect: Exclude<ToolDialect, 'GENERIC'>, t: DeclaredTool, 
 
 /**
  * Compiles a turn's declared list for `dialect`. `keyOf` gives an operation id's key (for the
- * left-out list).
+ * left-out list). `cap`: the most tools kept, the dialect's own by default; null keeps every tool
+ * that compiles (tool search, src/turns/search/: found tools are declared a few at a time).
  */
 export function compileToolList(
   dialect: ToolDialect,
   list: DeclaredToolList,
   keyOf: (operationId: string) => string | null,
   memo: CompileMemo = new WeakMap(),
+  cap: number | null = MAX_TOOLS[dialect],
 ): DialectToolList {
   const operationOf = new Map<string, string>();
   for (const name in list.map) operationOf.set(name, list.map[name]!);
@@ -172,7 +174,6 @@ export function compileToolList(
     accepted.push({ tool: { ...t, declaration: compiled.declaration }, operationId, shape: compiled.shape });
   }
 
-  const cap = MAX_TOOLS[dialect];
   let room = cap === null ? Infinity : cap - accepted.filter((a) => a.operationId === undefined).length;
   for (const a of accepted) {
     if (a.operationId !== undefined) {
@@ -192,8 +193,9 @@ export function compileToolList(
     tools.push(a.tool);
   }
 
-  // The list as a whole must pass too; a violation here is a bug of ours, never a broken request.
-  const listViolations = checkDeclarationList(
+  // The list as a whole must pass too (each tool passed on its own when compiled, see compileTool);
+  // a violation here is a bug of ours, never a broken request.
+  const listViolations = checkListRules(
     dialect,
     tools.map((t) => t.declaration),
   );

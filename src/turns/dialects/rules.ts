@@ -408,7 +408,10 @@ function isObj(value: unknown): value is Obj {
 
 /** One JSON Pointer segment. */
 function seg(key: string | number): string {
-  return '/' + String(key).replaceAll('~', '~0').replaceAll('/', '~1');
+  const text = String(key);
+  // Most keys need no escaping: skip the two scans of replaceAll (this runs for every node).
+  if (!text.includes('~') && !text.includes('/')) return '/' + text;
+  return '/' + text.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 function quote(value: unknown): string {
@@ -437,34 +440,48 @@ interface Edge {
 }
 
 /** The subschemas of a JSON Schema (any draft) or of a Gemini `Schema`, with their edges. */
+/** Keywords whose value is a map of subschemas, a list of them, or one subschema. */
+const MAP_KEYWORDS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const LIST_KEYWORDS = ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items'];
+const ONE_KEYWORDS = [
+  'items',
+  'additionalProperties',
+  'additionalItems',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+];
+const CHILD_KEYWORDS = new Set([...MAP_KEYWORDS, ...LIST_KEYWORDS, ...ONE_KEYWORDS]);
+
 function children(schema: Obj): { edge: Edge; path: string; value: unknown }[] {
   const out: { edge: Edge; path: string; value: unknown }[] = [];
-  for (const keyword of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) {
+  // Most nodes are leaves ({ type, description }): one pass over their few keys says so.
+  let any = false;
+  for (const key in schema)
+    if (CHILD_KEYWORDS.has(key)) {
+      any = true;
+      break;
+    }
+  if (!any) return out;
+  for (const keyword of MAP_KEYWORDS) {
     const map = schema[keyword];
     if (isObj(map))
       for (const [key, value] of Object.entries(map))
         out.push({ edge: { keyword, key }, path: seg(keyword) + seg(key), value });
   }
-  for (const keyword of ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items']) {
+  for (const keyword of LIST_KEYWORDS) {
     const list = schema[keyword];
     if (Array.isArray(list))
       list.forEach((value, key) =>
         out.push({ edge: { keyword, key }, path: seg(keyword) + seg(key), value }),
       );
   }
-  for (const keyword of [
-    'items',
-    'additionalProperties',
-    'additionalItems',
-    'unevaluatedItems',
-    'unevaluatedProperties',
-    'not',
-    'if',
-    'then',
-    'else',
-    'contains',
-    'propertyNames',
-  ]) {
+  for (const keyword of ONE_KEYWORDS) {
     const value = schema[keyword];
     if (isObj(value) || (typeof value === 'boolean' && keyword !== 'additionalProperties'))
       out.push({ edge: { keyword }, path: seg(keyword), value });
@@ -534,40 +551,55 @@ function isContainer(schema: Obj): boolean {
 
 /** Whether the value survives JSON as it is: plain objects, arrays, strings, finite numbers, booleans, null. */
 function checkJson(value: unknown, path: string, report: Report, seen: Set<unknown>, level: number): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') {
-    if (Number.isFinite(value)) return true;
-    report.add('common.declaration.json', path, `${String(value)} is not a JSON number`);
-    return false;
-  }
-  if (typeof value !== 'object') {
-    report.add('common.declaration.json', path, `a ${typeof value} is not a JSON value`);
-    return false;
-  }
-  if (seen.has(value)) {
-    report.add('common.declaration.json', path, 'the value contains itself');
-    return false;
-  }
-  if (level > MAX_WALK_DEPTH * 4) {
-    report.add('common.declaration.json', path, `the value nests deeper than ${MAX_WALK_DEPTH * 4} levels`);
-    return false;
-  }
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) {
-    report.add('common.declaration.json', path, 'the value is not a plain object');
-    return false;
-  }
-  seen.add(value);
-  let ok = true;
-  const entries: [string | number, unknown][] = Array.isArray(value)
-    ? value.map((v, i) => [i, v])
-    : Object.entries(value);
-  for (const [key, child] of entries) {
-    ok = checkJson(child, path + seg(key), report, seen, level + 1) && ok;
-    if (!ok) break;
-  }
-  seen.delete(value);
-  return ok;
+  // The path below `path` is kept as a trail of keys and written out only for a report.
+  const trail: (string | number)[] = [];
+  const at = () => path + trail.map(seg).join('');
+  const go = (v: unknown, depth: number): boolean => {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+    if (typeof v === 'number') {
+      if (Number.isFinite(v)) return true;
+      report.add('common.declaration.json', at(), `${String(v)} is not a JSON number`);
+      return false;
+    }
+    if (typeof v !== 'object') {
+      report.add('common.declaration.json', at(), `a ${typeof v} is not a JSON value`);
+      return false;
+    }
+    if (seen.has(v)) {
+      report.add('common.declaration.json', at(), 'the value contains itself');
+      return false;
+    }
+    if (depth > MAX_WALK_DEPTH * 4) {
+      report.add('common.declaration.json', at(), `the value nests deeper than ${MAX_WALK_DEPTH * 4} levels`);
+      return false;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) {
+      report.add('common.declaration.json', at(), 'the value is not a plain object');
+      return false;
+    }
+    seen.add(v);
+    let ok = true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && ok; i++) {
+        trail.push(i);
+        ok = go(v[i] as unknown, depth + 1);
+        trail.pop();
+      }
+    } else {
+      const obj = v as Record<string, unknown>;
+      for (const key in obj) {
+        if (!Object.hasOwn(obj, key)) continue;
+        trail.push(key);
+        ok = go(obj[key], depth + 1);
+        trail.pop();
+        if (!ok) break;
+      }
+    }
+    seen.delete(v);
+    return ok;
+  };
+  return go(value, level);
 }
 
 function checkKeys(obj: Obj, allowed: readonly string[], rule: string, path: string, report: Report): void {
@@ -1217,6 +1249,23 @@ export function checkDeclarationList(
   dialect: ToolDialect,
   declarations: readonly unknown[],
 ): RuleViolation[] {
+  return listViolations(dialect, declarations, true);
+}
+
+/**
+ * Only the rules of the list as a whole (how many tools, unique names), for a list whose every
+ * declaration already passed {@link checkDeclaration} on its own: the compiler checks each tool
+ * once, when it is compiled, and not again for each list it is in.
+ */
+export function checkListRules(dialect: ToolDialect, declarations: readonly unknown[]): RuleViolation[] {
+  return listViolations(dialect, declarations, false);
+}
+
+function listViolations(
+  dialect: ToolDialect,
+  declarations: readonly unknown[],
+  each: boolean,
+): RuleViolation[] {
   const out: RuleViolation[] = [];
   const max =
     dialect === 'OPENAI' || dialect === 'OPENAI_STRICT'
@@ -1233,7 +1282,8 @@ export function checkDeclarationList(
     });
   const seen = new Set<string>();
   declarations.forEach((declaration, i) => {
-    for (const v of checkDeclaration(dialect, declaration)) out.push({ ...v, path: seg(i) + v.path });
+    if (each)
+      for (const v of checkDeclaration(dialect, declaration)) out.push({ ...v, path: seg(i) + v.path });
     const name = isObj(declaration) ? nameOf(dialect, declaration) : null;
     if (name === null) return;
     if (seen.has(name))

@@ -2,8 +2,10 @@
  * The debugger page in a real browser (Debian's chromium, driven by playwright-core): sign in,
  * watch a turn's calls arrive (a READ, a WRITE, a failing call, and a long call whose server sends
  * progress) with status and result, see the progress lines while the long call runs, drop the
- * socket, and see the list resume without a gap or a duplicate. Skipped, with the reason printed,
- * when no Chromium is installed.
+ * socket, and see the list resume without a gap or a duplicate; and a turn declared for a model
+ * API (issue 26): its left-out tools with why, and a call's arguments as the model wrote them beside
+ * the canonical ones, hostile text shown as text. Skipped, with the reason printed, when no
+ * Chromium is installed.
  */
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +20,15 @@ import {
   type SdkServerHandle,
 } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
+import type { JsonObject } from '../../../src/operations/types.js';
+import { compileSchema } from '../../../src/turns/dialects/compile.js';
+import { encodeArguments } from '../../support/dialect-roundtrip.js';
+import {
+  HARD_TOOLS,
+  startHardSchemaServer,
+  type HardSchemaServerHandle,
+  type HardTool,
+} from '../../support/hard-schema-server.js';
 
 /** The long call waits here after its first progress line, until the test has seen it on the page. */
 let release: () => void = () => undefined;
@@ -96,8 +107,31 @@ async function opened(call: Locator, title: 'arguments' | 'result'): Promise<str
   return (await block.textContent()) ?? '';
 }
 
+/** A property name a hostile tool server might declare: it must reach the page as text only. */
+const HOSTILE_KEY = '<img src=x onerror="window.__xss=1">';
+const ODD = HARD_TOOLS.find((h) => h.name === 'query_odd_names')!;
+const ODD_HOSTILE: HardTool = {
+  ...ODD,
+  inputSchema: {
+    ...ODD.inputSchema,
+    properties: { ...(ODD.inputSchema.properties as JsonObject), [HOSTILE_KEY]: { type: 'string' } },
+  },
+};
+const WIDE = HARD_TOOLS.find((h) => h.name === 'wide_report')!;
+
+/** The text of a block whose summary is exactly `title`, opened first. */
+async function openedExactly(call: Locator, title: string): Promise<string> {
+  const summary = call.page().locator('summary', { hasText: new RegExp(`^${title}$`) });
+  const block = call.locator('details', { has: summary });
+  if (!(await block.evaluate((d) => (d as unknown as { open: boolean }).open)))
+    await block.locator('summary').click();
+  await block.locator('pre').waitFor();
+  return (await block.locator('pre').textContent()) ?? '';
+}
+
 let t: TestApp;
 let peer: SdkServerHandle;
+let hard: HardSchemaServerHandle | undefined;
 let w: World;
 let browser: Browser;
 
@@ -117,6 +151,7 @@ describe.skipIf(!hasChromium)('the debugger page in Chromium', () => {
     await browser?.close();
     await t?.stop();
     await peer?.close();
+    await hard?.close();
   });
 
   it('should show each call live with status, result and progress, and resume after a dropped socket', async () => {
@@ -190,6 +225,70 @@ describe.skipIf(!hasChromium)('the debugger page in Chromium', () => {
     // No progress line was shown twice by the replay either.
     expect(await page.locator('.call[data-seq="4"] .progress li').count()).toBe(4);
     expect(await opened(page.locator('.call[data-seq="6"]'), 'arguments')).toContain('cy@example.com');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('should show a dialect turn’s left-out tools and a call’s model arguments beside the canonical ones, as text', async () => {
+    hard = await startHardSchemaServer({ tools: [ODD_HOSTILE, WIDE] });
+    const hw = await buildWorld(t, hard.url, 'Hard', 30_000);
+    await connectTools(t, hw);
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('dialog', (d) => {
+      problems.push(`dialog: ${d.message()}`);
+      void d.dismiss();
+    });
+    await signInToDebugger(page, t.url, hw.customer);
+    await page.waitForSelector('#conn.on', { timeout: 10_000 });
+
+    const begun = await t.ok<{ beginTurn: { turnId: string; leftOut: { name: string }[] } }, unknown>(
+      'mutation($input: BeginTurnInput!) { beginTurn(input: $input) { turnId leftOut { name } } }',
+      { input: { assistantId: hw.assistantId, conversationId: 'browser-strict', dialect: 'OPENAI_STRICT' } },
+      hw.runtime,
+    );
+    expect(begun.beginTurn.leftOut.map((l) => l.name)).toEqual(['hard__wide_report']);
+    const compiled = compileSchema('OPENAI_STRICT', ODD_HOSTILE.inputSchema);
+    if (!compiled.ok) throw new Error(compiled.reason);
+    const canonical: JsonObject = {
+      'filter.name': '<script>window.__xss=2</script>',
+      'page size': 10,
+      [HOSTILE_KEY]: '<b>not bold</b>',
+    };
+    const written = encodeArguments(compiled.shape, canonical, true) as JsonObject;
+    expect(Object.keys(written)).not.toContain('page size');
+    const res = await call(t, hw, begun.beginTurn.turnId, 'hard__query_odd_names', written);
+    expect(res).toMatchObject({ ok: true, status: 'SUCCEEDED' });
+
+    const turn = page.locator('section.turn', { hasText: 'Conversation browser-strict' });
+    await turn.waitFor({ timeout: 10_000 });
+    expect(await turn.locator('h2 .dialect').textContent()).toBe('OPENAI_STRICT');
+    const left = turn.locator('details.left-out');
+    expect(await left.locator('summary').textContent()).toBe('left out (1)');
+    await left.locator('summary').click();
+    const item = left.locator('li');
+    expect(await item.count()).toBe(1);
+    expect(await item.locator('.name').textContent()).toBe('hard__wide_report');
+    expect(await item.locator('.key').textContent()).toBe(hw.ops.wide_report!.key);
+    expect(await item.locator('.reason').textContent()).toMatch(
+      /^SCHEMA_TOO_LARGE: its input schema has 6060 properties, over the limit of 5000$/,
+    );
+
+    const done = turn.locator('.call[data-seq="1"][data-status=SUCCEEDED]');
+    await done.waitFor({ timeout: 10_000 });
+    const sent = JSON.parse(await openedExactly(done, 'arguments')) as JsonObject;
+    expect(sent).toEqual(canonical);
+    const modelWrote = JSON.parse(await openedExactly(done, 'model arguments')) as JsonObject;
+    expect(modelWrote).toEqual(written);
+    // Hostile names and values are text on the page, never markup.
+    expect(await page.locator('.call img, .call script, .call b').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    if (process.env.DEBUGGER_SCREENSHOT)
+      await page.screenshot({
+        path: process.env.DEBUGGER_SCREENSHOT.replace(/(\.png)?$/, '-dialect.png'),
+        fullPage: true,
+      });
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CredentialKind } from '../../../src/connections/connection.entity.js';
-import { credentialAad } from '../../../src/connections/connection.service.js';
-import { OPENED_KEYS_KEPT, openedKey, type ConnectionTarget } from '../../../src/connections/endpoint.js';
+import {
+  credentialAad,
+  OPENED_KEYS_KEPT,
+  openedKey,
+  type ConnectionTarget,
+  type EndpointDeps,
+} from '../../../src/connections/endpoint.js';
 import { REDACTED } from '../../../src/connections/scrub.js';
 import { SecretBox } from '../../../src/connections/secrets.js';
-import type { EndpointDeps } from '../../../src/services.js';
 
 /** A real SecretBox that counts how often it opens a sealed value. */
 class CountingBox extends SecretBox {

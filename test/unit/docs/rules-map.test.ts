@@ -1,8 +1,10 @@
 /**
  * docs/rules.md maps each rule of the platform's pages and of DESIGN.md to the module that holds
- * it. This test keeps the map true when code moves: every `src/...` path it names must exist, and
- * every `#name` after a path must be declared in that file. Links to other documents must resolve,
- * and a README anchor must match one of README's headings.
+ * it and the test that pins it. This test keeps the map true when code moves: every `src/...` path
+ * it names must exist, and every `#name` after a path must be declared in that file; every row names
+ * a test `test/<file>.test.ts#<name>` (or says it has none yet), and that file must have a test of
+ * that name. Links to other documents must resolve, and a README anchor must match one of README's
+ * headings.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -27,6 +29,39 @@ function referencesIn(markdown: string): Reference[] {
     }
   });
   return found;
+}
+
+interface TestReference {
+  path: string;
+  name: string;
+  line: number;
+}
+
+/** Every code span of the form `test/<path>.test.ts#<test name>`, with its line number. */
+function testReferencesIn(markdown: string): TestReference[] {
+  const found: TestReference[] = [];
+  markdown.split('\n').forEach((text, index) => {
+    for (const match of text.matchAll(/`(test\/[^`#\s]+\.test\.ts)#([^`]+)`/g)) {
+      found.push({ path: match[1] ?? '', name: match[2] ?? '', line: index + 1 });
+    }
+  });
+  return found;
+}
+
+/** Says so in a row that no test pins its rule yet. */
+const NO_TEST_YET = 'no test yet';
+
+/** Why `ref` does not hold (no such file, or no test of that name in it), or null when it does. */
+function testProblemOf(ref: TestReference, root: string): string | null {
+  const file = join(root, ref.path);
+  if (ref.path.split('/').includes('..') || !existsSync(file))
+    return `line ${ref.line}: ${ref.path} does not exist`;
+  const source = readFileSync(file, 'utf8');
+  const named = ["'", '"', '`'].some((quote) => {
+    const escaped = quote === "'" ? ref.name.replaceAll("'", "\\'") : ref.name;
+    return source.includes(`${quote}${escaped}${quote}`);
+  });
+  return named ? null : `line ${ref.line}: ${ref.path} has no test named "${ref.name}"`;
 }
 
 function escapeRegExp(text: string): string {
@@ -83,15 +118,21 @@ function anchorsOf(markdown: string): Set<string> {
 
 const map = readFileSync(MAP_PATH, 'utf8');
 const references = referencesIn(map);
+const testReferences = testReferencesIn(map);
+
+/** The rows of the map's tables, header and separator rows left out. */
+function tableRows(markdown: string): string[] {
+  return markdown
+    .split('\n')
+    .filter(
+      (line) =>
+        line.startsWith('|') && !/^\|[\s|:-]+$/.test(line) && !/^\|\s*(?:#\s*\|\s*)?Rule\s*\|/.test(line),
+    );
+}
 
 describe('docs/rules.md', () => {
   it('should name a module in every row of its tables', () => {
-    const rows = map
-      .split('\n')
-      .filter(
-        (line) =>
-          line.startsWith('|') && !/^\|[\s|:-]+$/.test(line) && !/^\|\s*(?:#\s*\|\s*)?Rule\s*\|/.test(line),
-      );
+    const rows = tableRows(map);
     expect(rows.length).toBeGreaterThan(80);
     const bare = rows.filter((row) => referencesIn(row).length === 0);
     expect(bare).toEqual([]);
@@ -101,6 +142,25 @@ describe('docs/rules.md', () => {
     expect(references.length).toBeGreaterThan(100);
     const problems = references.map((ref) => problemOf(ref, PROJECT_ROOT)).filter((p) => p !== null);
     expect(problems).toEqual([]);
+  });
+
+  it('should name a test in every row of its tables, or say that none pins the rule yet', () => {
+    const untested = tableRows(map).filter(
+      (row) => testReferencesIn(row).length === 0 && !row.includes(NO_TEST_YET),
+    );
+    expect(untested).toEqual([]);
+  });
+
+  it('should name only tests that exist in the files it names', () => {
+    expect(testReferences.length).toBeGreaterThan(100);
+    const problems = testReferences.map((ref) => testProblemOf(ref, PROJECT_ROOT)).filter((p) => p !== null);
+    expect(problems).toEqual([]);
+  });
+
+  it('should list every row without a test under its heading', () => {
+    const untested = tableRows(map).filter((row) => row.includes(NO_TEST_YET)).length;
+    const listed = map.split('## Rules without a test')[1]?.split('\n## ')[0] ?? '';
+    expect(listed.match(/^- /gm)?.length ?? 0).toBe(untested);
   });
 
   it('should link only to documents and README headings that exist', () => {
@@ -148,6 +208,28 @@ describe('the map checker', () => {
       'line 3: src/mcp/tool-mapping.ts declares no riskFromAnnotations',
       'line 4: src/turns/tool-cache.ts has no member noSuchMethod (in ToolCache)',
       'line 5: src/../package.json does not exist',
+    ]);
+  });
+
+  it('should accept a test named as written and refuse a missing file or a name the file does not have', () => {
+    const check = (text: string): (string | null)[] =>
+      testReferencesIn(text).map((ref) => testProblemOf(ref, root));
+    expect(
+      check(
+        [
+          '`test/unit/operations/risk.test.ts#should start only READ operations on`',
+          '`test/unit/operations/risk.test.ts#should give %s → %s`',
+          "`test/unit/docs/rules-map.test.ts#should make GitHub's anchors from headings`",
+          '`test/unit/operations/no-such.test.ts#should start`',
+          '`test/unit/operations/risk.test.ts#should start only READ operations`',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      null,
+      null,
+      null,
+      'line 4: test/unit/operations/no-such.test.ts does not exist',
+      'line 5: test/unit/operations/risk.test.ts has no test named "should start only READ operations"',
     ]);
   });
 

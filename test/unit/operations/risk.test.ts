@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isRiskRaise, riskFromAnnotations, riskFromMethod } from '../../../src/operations/risk.js';
+import {
+  isRiskRaise,
+  ON_BY_DEFAULT_RISK,
+  riskFromAnnotations,
+  riskFromMethod,
+  startsOn,
+} from '../../../src/operations/risk.js';
 import { type JsonObject, type Risk } from '../../../src/operations/types.js';
 
 describe('riskFromAnnotations', () => {
@@ -49,5 +55,13 @@ describe('isRiskRaise', () => {
     ['WRITE', 'READ', false],
   ])('should say %s → %s is a raise: %s', (before, after, expected) => {
     expect(isRiskRaise(before, after)).toBe(expected);
+  });
+});
+
+describe('startsOn', () => {
+  it('should start only READ operations on', () => {
+    expect(startsOn('READ')).toBe(true);
+    expect(startsOn('WRITE')).toBe(false);
+    expect(ON_BY_DEFAULT_RISK).toBe('READ');
   });
 });

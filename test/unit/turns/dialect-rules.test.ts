@@ -11,6 +11,7 @@ import { TOOL_DIALECTS, type ToolDialect } from '../../../src/turns/dialects/dia
 import {
   checkDeclaration,
   checkDeclarationList,
+  checkListRules,
   DIALECT_RULES,
   MAX_WALK_DEPTH,
   rulesOf,
@@ -1156,6 +1157,14 @@ describe('checkDeclarationList', () => {
     expect(checkDeclarationList('GEMINI', list).map((v) => [v.rule, v.path])).toEqual([
       ['gemini.schema.array-items', '/1/parameters/properties/p'],
     ]);
+  });
+
+  it('checkListRules: the list rules alone, for declarations each already checked', () => {
+    const broken = withProperty('GEMINI', 'p', { type: 'ARRAY' });
+    expect(checkListRules('GEMINI', [withName('GEMINI', 'first'), broken])).toEqual([]);
+    const twice = [withName('GEMINI', 'same'), withName('GEMINI', 'same')];
+    expect(checkListRules('GEMINI', twice)).toEqual(checkDeclarationList('GEMINI', twice));
+    expect(checkListRules('OPENAI', many('OPENAI', 129)).map((v) => v.rule)).toEqual(['openai.list.max']);
   });
 });
 

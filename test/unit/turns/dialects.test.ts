@@ -326,6 +326,21 @@ describe('what each dialect is given', () => {
     expect(out.shape).toBeNull();
   });
 
+  it('should describe what an untyped node’s dropped keywords meant, in every dialect', () => {
+    const untyped: JsonObject = {
+      type: 'object',
+      properties: { present: { not: { type: 'null' }, default: 1 } },
+    };
+    for (const dialect of COMPILED) {
+      const out = compileSchema(dialect, untyped);
+      if (!out.ok) throw new Error(out.reason);
+      const present = (out.schema!.properties as JsonObject).present as JsonObject;
+      expect(present.not, dialect).toBeUndefined();
+      expect(present.description, dialect).toContain('some values are excluded');
+      expect(present.description, dialect).toContain('default: 1');
+    }
+  });
+
   it('should merge a root union into one object for every dialect', () => {
     const root: JsonObject = {
       anyOf: [
