@@ -11,6 +11,12 @@
  * before anything is measured. The service's CPU per call is read from /proc.
  *
  * Goals: added p50 at c=1 within 0.3 ms of callTool's; calls/s at c=32 within 10 % of callTool's.
+ *
+ * First, what the SDK's server classes (`@modelcontextprotocol/sdk` 1.32 `McpServer` +
+ * `StreamableHTTPServerTransport`, which the endpoint uses for the legacy revisions) cost by
+ * themselves: the same bare `tools/call` POST to the raw peer, to an SDK server built per request
+ * (stateless) and to one SDK server per session (stateful), each in its own process, p50 at c=1,
+ * calls/s at c=32 and the server process's CPU per call.
  * `BENCH_SERVICE=tsx` runs the service through tsx; `BENCH_CPU_PROF=<dir>` writes its CPU profile.
  */
 import { execFileSync } from 'node:child_process';
@@ -26,6 +32,7 @@ import {
   processCpuMs,
   root,
   startBenchApp,
+  startPeerProcess,
   startRawPeerProcess,
   startServiceProcess,
 } from './support.js';
@@ -113,6 +120,99 @@ async function endpointClient(
   return { call, close: () => pool.close(), sessionId };
 }
 
+/** A keep-alive bare POST of one `tools/call` to an MCP server (after `initialize` when it keeps sessions). */
+async function barePoster(
+  serverUrl: string,
+  tool: string,
+): Promise<{ call: () => Promise<void>; close: () => Promise<void> }> {
+  const url = new URL(serverUrl);
+  const pool = new Pool(url.origin, { connections: 64 });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const init = await pool.request({
+    path: url.pathname,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LEGACY_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    }),
+  });
+  await init.body.text();
+  const session = init.headers['mcp-session-id'];
+  if (typeof session === 'string') headers['mcp-session-id'] = session;
+  headers['mcp-protocol-version'] = LEGACY_VERSION;
+  let id = 1;
+  const call = async () => {
+    const res = await pool.request({
+      path: url.pathname,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: id++,
+        method: 'tools/call',
+        params: { name: tool, arguments: { q: 'x' } },
+      }),
+    });
+    const body = (await res.body.json()) as { result?: unknown };
+    if (body.result === undefined) throw new Error(`bare call to ${serverUrl} failed`);
+  };
+  return { call, close: () => pool.close() };
+}
+
+/** The SDK server classes' own cost per `tools/call`, beside the raw peer's (see the header). */
+async function sdkServerCost(): Promise<void> {
+  const peers = [
+    ['raw node:http', await startRawPeerProcess(3)],
+    ['SDK, stateless (a server per request)', await startPeerProcess(3)],
+    ['SDK, stateful (a server per session)', await startPeerProcess(3, { stateful: true })],
+  ] as const;
+  try {
+    const posters = await Promise.all(peers.map(([, p]) => barePoster(p.url, 'tool_1')));
+    for (const poster of posters) {
+      await load(poster.call, WARM_CALLS, 32);
+      await load(poster.call, WARM_CALLS / 10, 1);
+    }
+    for (const concurrency of [1, 32] as const) {
+      const calls = BATCH_CALLS[concurrency];
+      const lat = peers.map(() => [] as number[]);
+      const wall = peers.map(() => 0);
+      const cpu = peers.map(() => 0);
+      for (let b = 0; b < BATCHES; b++)
+        for (let k = 0; k < peers.length; k++) {
+          const i = (b + k) % peers.length;
+          const cpu0 = processCpuMs(peers[i]![1].pid);
+          const r = await load(posters[i]!.call, calls, concurrency);
+          cpu[i]! += processCpuMs(peers[i]![1].pid) - cpu0;
+          lat[i]!.push(...r.latencies);
+          wall[i]! += r.wallMs;
+        }
+      const n = calls * BATCHES;
+      console.log(
+        `tool server alone, c=${concurrency}: ` +
+          peers
+            .map(
+              ([name], i) =>
+                `${name} p50 ${fmt(percentile(lat[i]!, 50))} ms, ${fmt((n / wall[i]!) * 1000, 0)} calls/s, server CPU ${fmt(cpu[i]! / n, 3)} ms/call`,
+            )
+            .join('; '),
+      );
+    }
+    for (const poster of posters) await poster.close();
+  } finally {
+    for (const [, p] of peers) await p.stop();
+  }
+}
+
 export async function run(): Promise<void> {
   const compiled = process.env.BENCH_SERVICE !== 'tsx';
   if (compiled) {
@@ -123,6 +223,7 @@ export async function run(): Promise<void> {
       { cwd: root, stdio: 'inherit' },
     );
   }
+  await sdkServerCost();
   const goals: Goal[] = [];
   const db = await benchDatabase();
   const rawPeer = await startRawPeerProcess(RAW_TOOLS);
