@@ -363,6 +363,19 @@ try {
     { w: workspaceId, n: CONNECTION, u: tools.url },
   );
   log(`discovered ${conn.createConnection.discoveryRun.added} tools`);
+  // The operator switches on whatever discovery held back, as conformance-client.ts does.
+  const ops = await asAdmin<{
+    connection: { operations: { nodes: { id: string; name: string; enabled: boolean }[] } };
+  }>('query($c: ID!) { connection(id: $c) { operations(first: 100) { nodes { id name enabled } } } }', {
+    c: conn.createConnection.connection.id,
+  });
+  for (const op of ops.connection.operations.nodes)
+    if (!op.enabled) {
+      log(`enabling ${op.name}`);
+      await asAdmin('mutation($o: ID!) { enable(input: { operationId: $o }) { operation { id } } }', {
+        o: op.id,
+      });
+    }
   await asAdmin(
     'mutation($a: ID!, $c: ID!) { setConnectedTools(input: { assistantId: $a, connectionId: $c, enabled: true }) { changed } }',
     { a: assistantId, c: conn.createConnection.connection.id },
