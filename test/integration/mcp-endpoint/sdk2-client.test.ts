@@ -107,9 +107,16 @@ describe.each([
 
 it('the SDK client with a token of another assistant is refused with 403', async () => {
   const other = await buildWorld(f.t, f.peer.url, 'Other');
+  const statuses: number[] = [];
   const client = new Client({ name: 'sdk2-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(endpointUrl(f.t, other.assistantId), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: async (url, init) => {
+      const res = await fetch(url, init);
+      statuses.push(res.status);
+      return res;
+    },
   });
-  await expect(client.connect(transport)).rejects.toThrow(/403|forbidden/i);
+  await expect(client.connect(transport)).rejects.toThrow(/not an MCP_CLIENT token of this assistant/);
+  expect(statuses).toEqual([403]);
 });
