@@ -232,6 +232,8 @@ export async function run(): Promise<void> {
   const S = await startServiceProcess(db.url, {
     compiled,
     nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    // One token drives c=32: above its default cap of calls in flight per token (16).
+    env: { MCP_CALLS_PER_TOKEN: '64' },
   });
   const s = graphqlClient(S.url);
   const closers: (() => Promise<void>)[] = [];
