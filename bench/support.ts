@@ -129,7 +129,9 @@ export async function startBenchApp(
 }
 
 /** A child process that prints its URL on its first stdout line; stopped with SIGTERM. */
-async function startUrlChild(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startUrlChild(
+  args: string[],
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -145,6 +147,7 @@ async function startUrlChild(args: string[]): Promise<{ url: string; stop: () =>
   });
   return {
     url,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
@@ -154,12 +157,18 @@ async function startUrlChild(args: string[]): Promise<{ url: string; stop: () =>
   };
 }
 
-/** An SDK MCP server (stateless, JSON answers) with `tools` read tools, in a child process. */
-export async function startPeerProcess(tools: number): Promise<{ url: string; stop: () => Promise<void> }> {
+/**
+ * An SDK MCP server (JSON answers; stateless unless `stateful`) with `tools` read tools, in a child
+ * process. `pid`: the child's, for its CPU.
+ */
+export async function startPeerProcess(
+  tools: number,
+  options: { stateful?: boolean } = {},
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const script = `
     const { startSdkServer } = await import('./test/support/mcp-servers.ts');
     const tools = Array.from({ length: ${tools} }, (_, i) => ({ name: 'tool_' + i, description: 'Tool number ' + i, annotations: { readOnlyHint: true } }));
-    const s = await startSdkServer({ stateful: false, json: true, record: false, tools });
+    const s = await startSdkServer({ stateful: ${options.stateful === true}, json: true, record: false, tools });
     process.stdout.write(s.url + '\\n');
     process.on('SIGTERM', () => { void s.close().then(() => process.exit(0)); });`;
   return startUrlChild(['--import', 'tsx', '--input-type=module', '-e', script]);
@@ -171,7 +180,7 @@ export async function startPeerProcess(tools: number): Promise<{ url: string; st
  */
 export async function startRawPeerProcess(
   tools: number,
-): Promise<{ url: string; stop: () => Promise<void> }> {
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   return startUrlChild(['--import', 'tsx', join(root, 'bench', 'raw-peer.ts'), String(tools)]);
 }
 

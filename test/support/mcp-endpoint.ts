@@ -1,0 +1,75 @@
+/**
+ * Helpers for tests of the MCP endpoint (`/mcp/{assistantId}`, issue 27) driven by outside clients:
+ * an MCP_CLIENT token minted through `createApiToken` as a user would, the endpoint's URL, and what
+ * the calls left in the database (their TurnCalls and ledger rows).
+ */
+import pg from 'pg';
+import type { TestApp } from './app.js';
+import { rawId } from './ids.js';
+import { waitUntil } from './wait.js';
+import type { World } from './turns.js';
+
+/** An MCP_CLIENT token for the world's assistant, minted by its CUSTOMER (their workspace, their choice). */
+export async function mintMcpClientToken(t: TestApp, w: World, label = 'outside client'): Promise<string> {
+  const res = await t.ok<
+    { createApiToken: { secret: string | null; userErrors: { code: string; message: string }[] } },
+    { a: string; l: string }
+  >(
+    'mutation($a: ID!, $l: String!) { createApiToken(input: { label: $l, role: MCP_CLIENT, assistantId: $a }) { secret userErrors { code message } } }',
+    { a: w.assistantId, l: label },
+    w.customer,
+  );
+  if (!res.createApiToken.secret) throw new Error(JSON.stringify(res.createApiToken.userErrors));
+  return res.createApiToken.secret;
+}
+
+/** The endpoint of the world's assistant on this app. */
+export function endpointUrl(t: TestApp, assistantId: string): URL {
+  return new URL(`/mcp/${encodeURIComponent(assistantId)}`, t.url);
+}
+
+export interface RecordedCall {
+  declaredName: string;
+  status: string;
+  risk: string | null;
+  turnId: string;
+  ledgerStatus: string | null;
+  ledgerOutcome: string | null;
+}
+
+/**
+ * The TurnCalls of `declaredName` on the assistant's turns whose arguments contain `args`, with
+ * their ledger row if any, once `count` of them are recorded as finished (a READ's record may land
+ * after its answer).
+ */
+export async function recordedCalls(
+  t: TestApp,
+  assistantId: string,
+  declaredName: string,
+  args: Record<string, unknown>,
+  count = 1,
+): Promise<RecordedCall[]> {
+  const sql = new pg.Client({ connectionString: t.config.databaseUrl! });
+  await sql.connect();
+  try {
+    let rows: RecordedCall[] = [];
+    await waitUntil(async () => {
+      const res = await sql.query<RecordedCall>(
+        `select c.declared_name as "declaredName", c.status, c.risk, c.turn_id as "turnId",
+                l.status as "ledgerStatus", o.status as "ledgerOutcome"
+           from turn_call c join turn tu on tu.id = c.turn_id
+           left join ledger_entry l on l.turn_call_id = c.id
+           left join ledger_outcome o on o.ledger_entry_id = l.id
+          where tu.assistant_id = $1 and c.declared_name = $2 and c.arguments @> $3::jsonb
+            and c.status <> 'RUNNING'
+          order by c.started_at`,
+        [rawId(assistantId), declaredName, JSON.stringify(args)],
+      );
+      rows = res.rows;
+      return rows.length >= count;
+    }, 20);
+    return rows;
+  } finally {
+    await sql.end();
+  }
+}
