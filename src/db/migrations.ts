@@ -5,6 +5,7 @@ import { Migration20261201130000UnchangedDiscovery } from '../../migrations/Migr
 import { Migration20261201140000DeclaredToolLists } from '../../migrations/Migration20261201140000DeclaredToolLists.js';
 import { Migration20261201150000TurnEventWatch } from '../../migrations/Migration20261201150000TurnEventWatch.js';
 import { Migration20261202150000ToolDialects } from '../../migrations/Migration20261202150000ToolDialects.js';
+import { Migration20261202168000CallCaps } from '../../migrations/Migration20261202168000CallCaps.js';
 import { Migration20261202130000ReviewDiffs } from '../../migrations/Migration20261202130000ReviewDiffs.js';
 import { Migration20261202140000CallGuards } from '../../migrations/Migration20261202140000CallGuards.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
@@ -48,4 +49,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261202130000ReviewDiffs', class: Migration20261202130000ReviewDiffs },
   { name: 'Migration20261202140000CallGuards', class: Migration20261202140000CallGuards },
   { name: 'Migration20261202150000ToolDialects', class: Migration20261202150000ToolDialects },
+  { name: 'Migration20261202168000CallCaps', class: Migration20261202168000CallCaps },
 ];

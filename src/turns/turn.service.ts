@@ -923,9 +923,12 @@ export class TurnService {
     }
     let seq: number | null = null;
     if (intentId !== null) {
+      // A WRITE that is not sent gives back its permit (slots of concurrency caps, a probe's claim).
+      const unsent = () => permit !== null && this.services.guard.report(op!, permit, CallStatus.UNAVAILABLE);
       try {
         seq = await startNow();
       } catch (err) {
+        unsent();
         this.services.logger.error(
           { err, turnId, name },
           'could not record a tool call; the WRITE call was not made',
@@ -940,7 +943,10 @@ export class TurnService {
           false,
         );
       }
-      if (seq === null) return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
+      if (seq === null) {
+        unsent();
+        return answer(failure(CallStatus.UNAVAILABLE, FINISHED_MESSAGE), null, null, false);
+      }
     }
 
     const progress = new CallProgress(
@@ -963,7 +969,14 @@ export class TurnService {
       // has one); only the records are made storable.
       result =
         early ??
-        (await dispatch(this.services, op!, name, args, (n, scrub) => progress.receive(n, scrub), trace));
+        (await dispatch(
+          this.services,
+          permit?.sendOp ?? op!, // a call that waited for a slot sends with what is left of its budget
+          name,
+          args,
+          (n, scrub) => progress.receive(n, scrub),
+          trace,
+        ));
     } catch (err) {
       // A bug of ours must still not break the conversation.
       this.services.logger.error({ err, turnId, name }, 'tool call failed inside the service');
