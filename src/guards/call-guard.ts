@@ -176,7 +176,10 @@ export class CallGuard {
       this.notifier.onReset(() => void this.#reloadAll()),
     );
     await this.#reloadAll();
-    this.#heartbeat = setInterval(() => void this.#renewLeases(), Math.max(50, Math.min(5_000, this.#capLeaseTtlMs / 3)));
+    this.#heartbeat = setInterval(
+      () => void this.#renewLeases(),
+      Math.max(50, Math.min(5_000, this.#capLeaseTtlMs / 3)),
+    );
     this.#heartbeat.unref();
   }
 
@@ -537,9 +540,7 @@ export class CallGuard {
     name: string,
     caps: CapEntry[],
   ): Promise<Refusal | { ok: true; slots: CapEntry[] | null; sendOp: CachedOperation | undefined }> {
-    const applies = caps.filter(
-      (e) => e.record.scope === 'OPERATION' && e.record.operationId === op.id,
-    );
+    const applies = caps.filter((e) => e.record.scope === 'OPERATION' && e.record.operationId === op.id);
     for (const e of caps) if (e.record.scope === 'CONNECTION') applies.push(e);
     if (applies.length === 0) return { ok: true, slots: null, sendOp: undefined };
     const budgetMs = op.connection.timeoutMs ?? this.#callTimeoutMs;
@@ -560,14 +561,20 @@ export class CallGuard {
         } catch (err) {
           if (op.risk === 'WRITE') {
             giveUp();
-            this.logger.error({ err, cap: entry.record.id }, 'could not check a concurrency cap; the WRITE call was not made');
+            this.logger.error(
+              { err, cap: entry.record.id },
+              'could not check a concurrency cap; the WRITE call was not made',
+            );
             return refusal(
               CallStatus.UNAVAILABLE,
               `The platform could not check the limits of ${name}, so it was not called. Nothing was done; it may work if tried again later.`,
               { by: 'RATE_LIMIT', scope: entry.record.scope, name, retryAfterMs: null },
             );
           }
-          this.logger.warn({ err, cap: entry.record.id }, 'could not check a concurrency cap; the READ call goes ahead');
+          this.logger.warn(
+            { err, cap: entry.record.id },
+            'could not check a concurrency cap; the READ call goes ahead',
+          );
           continue;
         }
         if (entry.gone) continue;
@@ -622,14 +629,18 @@ export class CallGuard {
       entry.wantSentAt = at;
       this.#capStore
         .want(entry.record.id)
-        .catch((err: unknown) => this.logger.warn({ err, cap: entry.record.id }, 'could not ask for concurrency slots'));
+        .catch((err: unknown) =>
+          this.logger.warn({ err, cap: entry.record.id }, 'could not ask for concurrency slots'),
+        );
     }
     if (entry.retry !== null) return;
     entry.retry = setTimeout(() => {
       entry.retry = null;
       if (entry.pool.waiting === 0 || this.#closed || entry.gone) return;
       void (entry.pending ?? this.#grow(entry))
-        .catch((err: unknown) => this.logger.warn({ err, cap: entry.record.id }, 'could not lease concurrency slots'))
+        .catch((err: unknown) =>
+          this.logger.warn({ err, cap: entry.record.id }, 'could not lease concurrency slots'),
+        )
         .finally(() => {
           if (entry.pool.waiting > 0) this.#keepAsking(entry);
         });
