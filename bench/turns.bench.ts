@@ -59,7 +59,7 @@ import { corpusTools } from './corpus-tools.js';
  * CallGuard's own CPU per call (admit, then report a success), in this process: with no limit or
  * breaker stored for the connection, and under a limit whose leases a stand-in database grants.
  */
-async function guardCost(): Promise<{ noneUs: number; limitedUs: number }> {
+async function guardCost(): Promise<{ noneUs: number; limitedUs: number; cappedUs: number }> {
   const notifier = { onGuards: () => () => undefined, onReset: () => () => undefined } as unknown as Notifier;
   const connectionId = '00000000-0000-4000-8000-000000000001';
   const limit = {
@@ -79,12 +79,24 @@ async function guardCost(): Promise<{ noneUs: number; limitedUs: number }> {
     risk: 'READ',
     connection: { id: connectionId, slug: 'raw', timeoutMs: null },
   } as unknown as CachedOperation;
-  const measure = async (limits: object[]) => {
+  // A concurrency cap far above the load (issue 29): slots are leased once, then spent in memory.
+  const cap = {
+    id: '00000000-0000-4000-8000-000000000004',
+    scope: 'CONNECTION',
+    workspace_id: connectionId,
+    connection_id: connectionId,
+    operation_id: null,
+    max_in_flight: 100,
+    max_wait_ms: 1000,
+  };
+  const measure = async (limits: object[], caps: object[] = []) => {
     let t = Date.now();
     const sql = {
       execute: async (text: string, params?: unknown[]) => {
         if (/^select .* from call_limit$/s.test(text.trim())) return limits;
-        if (/^select .* from call_(limit|breaker)/s.test(text.trim())) return [];
+        if (/^select .* from call_cap$/s.test(text.trim())) return caps;
+        if (/^select ct_cap_hold/.test(text.trim())) return [{ held: Number(params?.[2] ?? 0) }];
+        if (/^select .* from call_(limit|breaker|cap)/s.test(text.trim())) return [];
         return [{ granted: Number(params?.[3] ?? 1), available: 100_000 }];
       },
     };
@@ -101,9 +113,10 @@ async function guardCost(): Promise<{ noneUs: number; limitedUs: number }> {
     const c0 = process.cpuUsage();
     for (let i = 0; i < n; i++) await once();
     const c = process.cpuUsage(c0);
+    await guard.shutdown();
     return (c.user + c.system) / n;
   };
-  return { noneUs: await measure([]), limitedUs: await measure([limit]) };
+  return { noneUs: await measure([]), limitedUs: await measure([limit]), cappedUs: await measure([], [cap]) };
 }
 
 const TOOLS = 300;
@@ -559,8 +572,14 @@ export async function run(): Promise<void> {
       const guard = await guardCost();
       console.log(
         `callTool (raw peer) c=32 under a rate limit: service CPU per call ${fmt(cpu.limited / n, 3)} ms vs ${fmt(cpu.unlimited / n, 3)} ms without (same run; difference ${fmt((cpu.limited - cpu.unlimited) / n, 3)} ms); ` +
-          `CallGuard alone: ${fmt(guard.limitedUs, 2)} µs per call under a limit, ${fmt(guard.noneUs, 3)} µs with none`,
+          `CallGuard alone: ${fmt(guard.limitedUs, 2)} µs per call under a limit, ${fmt(guard.cappedUs, 2)} µs under a concurrency cap, ${fmt(guard.noneUs, 3)} µs with none`,
       );
+      goals.push({
+        what: 'a call under a configured concurrency cap: < 0.05 ms of service CPU per call (issue 29)',
+        value: `CallGuard ${fmt(guard.cappedUs / 1000, 4)} ms`,
+        baseline: `no cap: CallGuard ${fmt(guard.noneUs / 1000, 5)} ms`,
+        met: guard.cappedUs / 1000 < 0.05,
+      });
       goals.push({
         what: 'callTool under a configured rate limit: < 0.05 ms of service CPU per call (issue 29)',
         value: `CallGuard ${fmt(guard.limitedUs / 1000, 4)} ms; through the service ${fmt((cpu.limited - cpu.unlimited) / n, 3)} ms more than without`,

@@ -294,7 +294,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
           services.toolCache.close();
           await services.oauth.stopSweep();
           services.turns.close();
-          services.guard.close();
+          await services.guard.shutdown();
           await ledgerSweep.stop();
           await usageRollup.stop();
           await partitions.stop();

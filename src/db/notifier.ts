@@ -86,8 +86,12 @@ export interface AuthSignal {
 }
 
 export interface GuardSignal {
-  kind: 'breaker' | 'limit';
-  /** breaker: CONNECTION or OPERATION; limit: the limits of the connection `id`. */
+  kind: 'breaker' | 'limit' | 'cap';
+  /**
+   * breaker: CONNECTION or OPERATION; limit: the limits of the connection `id`; cap: CONFIG (the
+   * caps of the connection `id` changed), WANT (an instance is short of slots of the cap `id`) or
+   * FREED (an instance gave slots of the cap `id` back).
+   */
   scope: string;
   id: string;
 }

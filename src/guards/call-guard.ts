@@ -15,8 +15,12 @@
  *   sends it. An instance that could not store an opening keeps its breaker open locally.
  * - Rate limits: a token bucket per limit in PostgreSQL; an instance leases a few tokens at a time
  *   (bucket.ts), so most calls under a limit run no statement either.
- * - When the database is unreachable, a limit fails closed for a WRITE (not sent) and open for a
- *   READ (sent).
+ * - Concurrency caps: an instance leases slots of a cap from PostgreSQL in chunks and spends them
+ *   in memory (cap.ts, cap-store.ts); a call over the cap waits in this instance's line, woken by a
+ *   local release or another instance's FREED NOTIFY. Leases are renewed while held and expire, so
+ *   a dead instance's slots come back.
+ * - When the database is unreachable, a limit or cap fails closed for a WRITE (not sent) and open
+ *   for a READ (sent).
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -45,6 +49,20 @@ import {
   type Lease,
 } from './bucket.js';
 import { BreakerStore, LimitStore, type LimitRecord } from './store.js';
+import {
+  DEFAULT_CAP_LEASE_TTL_MS,
+  leaseWant,
+  maxWaitMs,
+  sendBudgetMs,
+  SlotPool,
+  type Waiter,
+} from './cap.js';
+import { CapStore, type CapRecord } from './cap-store.js';
+
+/** While calls wait in line, the instance asks for slots again this often (a NOTIFY may be lost). */
+const CAP_RETRY_MS = 200;
+/** After another instance asked for slots, this instance gives each freed slot back for this long. */
+const CAP_WANT_WINDOW_MS = 1_000;
 
 /** A probe's claim is given up after its call's budget (both attempts) and this margin. */
 const PROBE_MARGIN_MS = 5_000;
@@ -63,6 +81,10 @@ export interface Permit {
   ok: true;
   /** The breakers this call is the probe of (half-open); null for a plain call. */
   probes: BreakerRecord[] | null;
+  /** The concurrency caps whose slots this call holds until `report`; null for none. */
+  slots?: CapEntry[] | null;
+  /** The operation to send with, when the call waited in line: its budget less the wait. */
+  sendOp?: CachedOperation;
 }
 
 export interface Refusal {
@@ -73,6 +95,19 @@ export interface Refusal {
 export type Admission = Permit | Refusal;
 
 const PASS: Permit = { ok: true, probes: null };
+
+/** A concurrency cap on this instance: the stored cap and the slots this instance holds of it. */
+export interface CapEntry {
+  record: CapRecord;
+  pool: SlotPool;
+  pending: Promise<void> | null;
+  /** Real ms (performance.now) until which freed slots go straight back (another instance asked). */
+  othersWantUntil: number;
+  /** Real ms of the last WANT this instance sent. */
+  wantSentAt: number;
+  retry: NodeJS.Timeout | null;
+  gone: boolean;
+}
 
 interface LimitEntry {
   record: LimitRecord;
@@ -89,6 +124,8 @@ export interface CallGuardOptions {
   leaseTtlMs?: number;
   /** The call budget a probe's claim outlives (per attempt; a call has at most two). */
   callTimeoutMs?: number;
+  /** How long a cap's lease lives unrenewed (ms of `now`); renewed every third of it. */
+  capLeaseTtlMs?: number;
 }
 
 export class CallGuard {
@@ -106,6 +143,13 @@ export class CallGuard {
   readonly #probing = new Map<string, number>();
   /** Limits by connection id. */
   #limits = new Map<string, LimitEntry[]>();
+  readonly #capStore: CapStore;
+  readonly #capLeaseTtlMs: number;
+  /** Concurrency caps by connection id, and by cap id. */
+  readonly #caps = new Map<string, CapEntry[]>();
+  readonly #capById = new Map<string, CapEntry>();
+  #heartbeat: NodeJS.Timeout | null = null;
+  #closed = false;
   readonly #unsubscribe: (() => void)[] = [];
 
   constructor(
@@ -121,6 +165,8 @@ export class CallGuard {
     this.#callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.#breakers = new BreakerStore(sql);
     this.#limitStore = new LimitStore(sql);
+    this.#capStore = new CapStore(sql);
+    this.#capLeaseTtlMs = options.capLeaseTtlMs ?? DEFAULT_CAP_LEASE_TTL_MS;
   }
 
   /** Loads every stored breaker and limit, and follows their changes. */
@@ -130,11 +176,49 @@ export class CallGuard {
       this.notifier.onReset(() => void this.#reloadAll()),
     );
     await this.#reloadAll();
+    this.#heartbeat = setInterval(
+      () => void this.#renewLeases(),
+      Math.max(50, Math.min(5_000, this.#capLeaseTtlMs / 3)),
+    );
+    this.#heartbeat.unref();
   }
 
+  /**
+   * Stops following changes and renewing leases, and runs no more statements: what a crash leaves
+   * (the leases this instance holds expire). `shutdown` gives them back first.
+   */
   close(): void {
+    this.#closed = true;
     for (const off of this.#unsubscribe) off();
     this.#unsubscribe.length = 0;
+    if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+    for (const entry of this.#capById.values()) this.#dropEntry(entry);
+  }
+
+  /** Gives back every slot this instance holds, then `close`. */
+  async shutdown(): Promise<void> {
+    if (!this.#closed && this.#capById.size > 0)
+      await this.#capStore
+        .dropAll(this.notifier.instanceId)
+        .catch((err: unknown) => this.logger.warn({ err }, 'could not give back concurrency slots'));
+    this.close();
+  }
+
+  /** The concurrency caps of a connection as this instance knows them. */
+  caps(connectionId: string): readonly CapRecord[] {
+    return (this.#caps.get(connectionId) ?? []).map((e) => e.record);
+  }
+
+  /** Reloads a connection's caps (after a change this instance made). */
+  refreshCaps(connectionId: string): Promise<void> {
+    return this.#reloadCaps(connectionId);
+  }
+
+  /** What this instance holds of a cap (tests and metrics): slots held, in flight, waiting. */
+  capSlots(capId: string): { held: number; inFlight: number; waiting: number } | null {
+    const pool = this.#capById.get(capId)?.pool;
+    return pool ? { held: pool.held, inFlight: pool.inFlight, waiting: pool.waiting } : null;
   }
 
   /** The breaker of a connection or an operation as this instance knows it (undefined: default, closed). */
@@ -176,8 +260,10 @@ export class CallGuard {
     const opBreaker = this.#records.get(op.id);
     const connBreaker = this.#records.get(op.connection.id);
     const limits = this.#limits.get(op.connection.id);
-    if (opBreaker === undefined && connBreaker === undefined && limits === undefined) return PASS;
-    return this.#admit(op, workspaceId, name, opBreaker, connBreaker, limits);
+    const caps = this.#caps.get(op.connection.id);
+    if (opBreaker === undefined && connBreaker === undefined && limits === undefined && caps === undefined)
+      return PASS;
+    return this.#admit(op, workspaceId, name, opBreaker, connBreaker, limits, caps);
   }
 
   async #admit(
@@ -187,6 +273,7 @@ export class CallGuard {
     opBreaker: BreakerRecord | undefined,
     connBreaker: BreakerRecord | undefined,
     limits: LimitEntry[] | undefined,
+    caps: CapEntry[] | undefined,
   ): Promise<Admission> {
     const now = this.#now();
     let probes: BreakerRecord[] | null = null;
@@ -202,22 +289,32 @@ export class CallGuard {
       const refused = await this.#spend(op, workspaceId, name, limits, now);
       if (refused !== null) return refused;
     }
-    if (probes === null) return PASS;
+    let slots: CapEntry[] | null = null;
+    let sendOp: CachedOperation | undefined;
+    if (caps !== undefined) {
+      const taken = await this.#takeSlots(op, name, caps);
+      if (!taken.ok) return taken;
+      slots = taken.slots;
+      sendOp = taken.sendOp;
+    }
+    if (probes === null) return slots === null ? PASS : { ok: true, probes: null, slots, sendOp };
     const claimed: BreakerRecord[] = [];
     for (const record of probes) {
       const won = await this.#claim(record, now, op.connection.timeoutMs ?? this.#callTimeoutMs);
       if (won === null) {
         for (const c of claimed) void this.#settleProbe(c, 'ignored');
+        if (slots !== null) for (const e of slots) this.#releaseSlot(e);
         const latest = this.#records.get(record.scopeId) ?? record;
         return this.#breakerRefusal(op, name, latest, null, now);
       }
       claimed.push(won);
     }
-    return { ok: true, probes: claimed };
+    return { ok: true, probes: claimed, slots, sendOp };
   }
 
   /** The outcome of a call `admit` let through. */
   report(op: CachedOperation, permit: Permit, status: CallStatus): void {
+    if (permit.slots) for (const e of permit.slots) this.#releaseSlot(e);
     const outcome = outcomeOf(status);
     if (permit.probes !== null) {
       for (const record of permit.probes) void this.#settleProbe(record, outcome);
@@ -433,6 +530,206 @@ export class CallGuard {
     return p;
   }
 
+  /**
+   * Takes a slot of every cap the call falls under (the operation's, then the connection's),
+   * waiting in line up to the cap's wait (at most half the call's budget); the send gets the rest
+   * of the budget. A refusal gives back what it took.
+   */
+  async #takeSlots(
+    op: CachedOperation,
+    name: string,
+    caps: CapEntry[],
+  ): Promise<Refusal | { ok: true; slots: CapEntry[] | null; sendOp: CachedOperation | undefined }> {
+    const applies = caps.filter((e) => e.record.scope === 'OPERATION' && e.record.operationId === op.id);
+    for (const e of caps) if (e.record.scope === 'CONNECTION') applies.push(e);
+    if (applies.length === 0) return { ok: true, slots: null, sendOp: undefined };
+    const budgetMs = op.connection.timeoutMs ?? this.#callTimeoutMs;
+    const t0 = performance.now();
+    const taken: CapEntry[] = [];
+    const giveUp = () => {
+      for (const e of taken) this.#releaseSlot(e);
+    };
+    for (const entry of applies) {
+      const pool = entry.pool;
+      if (pool.tryTake()) {
+        taken.push(entry);
+        continue;
+      }
+      if (pool.waiting === 0 && pool.held < entry.record.maxInFlight) {
+        try {
+          await (entry.pending ?? this.#grow(entry));
+        } catch (err) {
+          if (op.risk === 'WRITE') {
+            giveUp();
+            this.logger.error(
+              { err, cap: entry.record.id },
+              'could not check a concurrency cap; the WRITE call was not made',
+            );
+            return refusal(
+              CallStatus.UNAVAILABLE,
+              `The platform could not check the limits of ${name}, so it was not called. Nothing was done; it may work if tried again later.`,
+              { by: 'RATE_LIMIT', scope: entry.record.scope, name, retryAfterMs: null },
+            );
+          }
+          this.logger.warn(
+            { err, cap: entry.record.id },
+            'could not check a concurrency cap; the READ call goes ahead',
+          );
+          continue;
+        }
+        if (entry.gone) continue;
+        if (pool.tryTake()) {
+          taken.push(entry);
+          continue;
+        }
+      }
+      const left = maxWaitMs(entry.record, budgetMs) - (performance.now() - t0);
+      const got = left > 0 && (await this.#wait(entry, left));
+      if (!got) {
+        giveUp();
+        return this.#capRefusal(op, name, entry);
+      }
+      if (!entry.gone) taken.push(entry);
+    }
+    const waited = performance.now() - t0;
+    // Only a call that waited in line sends with less than its budget (a copy, made only then).
+    const sendOp =
+      waited >= 1
+        ? { ...op, connection: { ...op.connection, timeoutMs: sendBudgetMs(budgetMs, waited) } }
+        : undefined;
+    return { ok: true, slots: taken.length > 0 ? taken : null, sendOp };
+  }
+
+  /** Waits in `entry`'s line up to `ms`: true with a slot taken, false when the time ran out. */
+  #wait(entry: CapEntry, ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      const waiter: Waiter = {
+        settle: (granted) => {
+          if (timer !== null) clearTimeout(timer);
+          timer = null;
+          resolve(granted);
+        },
+      };
+      entry.pool.enqueue(waiter);
+      timer = setTimeout(() => {
+        timer = null;
+        // Served meanwhile? Then `settle` already ran; a slot is never taken after the call gave up.
+        if (entry.pool.leave(waiter)) resolve(false);
+      }, ms);
+      this.#keepAsking(entry);
+    });
+  }
+
+  /** While calls wait: ask for slots now and every CAP_RETRY_MS, and ask the others to give some back. */
+  #keepAsking(entry: CapEntry): void {
+    if (this.#closed || entry.gone) return;
+    const at = performance.now();
+    if (at - entry.wantSentAt >= CAP_RETRY_MS) {
+      entry.wantSentAt = at;
+      this.#capStore
+        .want(entry.record.id)
+        .catch((err: unknown) =>
+          this.logger.warn({ err, cap: entry.record.id }, 'could not ask for concurrency slots'),
+        );
+    }
+    if (entry.retry !== null) return;
+    entry.retry = setTimeout(() => {
+      entry.retry = null;
+      if (entry.pool.waiting === 0 || this.#closed || entry.gone) return;
+      void (entry.pending ?? this.#grow(entry))
+        .catch((err: unknown) =>
+          this.logger.warn({ err, cap: entry.record.id }, 'could not lease concurrency slots'),
+        )
+        .finally(() => {
+          if (entry.pool.waiting > 0) this.#keepAsking(entry);
+        });
+    }, CAP_RETRY_MS);
+    entry.retry.unref();
+  }
+
+  /** Asks for more slots of a cap (one statement, shared by the calls that want them). */
+  #grow(entry: CapEntry): Promise<void> {
+    const pool = entry.pool;
+    const target = pool.held + leaseWant(entry.record, pool.held, pool.waiting);
+    return this.#hold(entry, target, false);
+  }
+
+  /** Sets this instance's slots of a cap to `target` (or fewer, as the cap allows). */
+  #hold(entry: CapEntry, target: number, freed: boolean): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const now = this.#now();
+    const p = this.#capStore
+      .hold(entry.record.id, this.notifier.instanceId, target, now, now + this.#capLeaseTtlMs, freed)
+      .then((held) => {
+        if (held === null) {
+          this.#dropEntry(entry);
+          void this.#reloadCaps(entry.record.connectionId).catch(() => undefined);
+          return;
+        }
+        entry.pool.setHeld(held);
+      })
+      .finally(() => {
+        if (entry.pending === p) entry.pending = null;
+      });
+    entry.pending = p;
+    return p;
+  }
+
+  /** A call's slot is free again: to this instance's line first, else back when others want it. */
+  #releaseSlot(entry: CapEntry): void {
+    const pool = entry.pool;
+    pool.release();
+    if (entry.gone || pool.waiting > 0 || pool.spare === 0) return;
+    if (performance.now() < entry.othersWantUntil) this.#giveBack(entry);
+  }
+
+  /** Gives back the slots no call of this instance uses, and says so (FREED). */
+  #giveBack(entry: CapEntry): void {
+    const pool = entry.pool;
+    if (this.#closed || entry.gone || pool.spare === 0 || pool.waiting > 0) return;
+    const run = () =>
+      this.#hold(entry, pool.inFlight, true).catch((err: unknown) =>
+        this.logger.warn({ err, cap: entry.record.id }, 'could not give back concurrency slots'),
+      );
+    void (entry.pending ? entry.pending.then(run, run) : run());
+  }
+
+  /** Renews the leases this instance holds; gives back those it did not use since the last time. */
+  async #renewLeases(): Promise<void> {
+    for (const entry of this.#capById.values()) {
+      const pool = entry.pool;
+      if (this.#closed || entry.gone || pool.held === 0 || entry.pending !== null) continue;
+      const idle = !pool.used && pool.inFlight === 0 && pool.waiting === 0;
+      pool.used = false;
+      try {
+        await this.#hold(entry, idle ? 0 : pool.held, idle);
+      } catch (err) {
+        this.logger.warn({ err, cap: entry.record.id }, 'could not renew a concurrency lease');
+      }
+    }
+  }
+
+  #dropEntry(entry: CapEntry): void {
+    entry.gone = true;
+    if (entry.retry !== null) clearTimeout(entry.retry);
+    entry.retry = null;
+    this.#capById.delete(entry.record.id);
+    // A removed cap holds nobody back.
+    entry.pool.drain(true);
+  }
+
+  #capRefusal(op: CachedOperation, name: string, entry: CapEntry): Refusal {
+    const r = entry.record;
+    const what = r.scope === 'CONNECTION' ? `its connection "${op.connection.slug}"` : 'it';
+    const retryAfter = Math.max(1_000, r.maxWaitMs);
+    return refusal(
+      CallStatus.RATE_LIMITED,
+      `This tool is busy: ${name} already has ${r.maxInFlight} call${r.maxInFlight === 1 ? '' : 's'} in flight for ${what}, the most allowed at once. Nothing was done; try again in about ${seconds(retryAfter)} seconds, or answer without it.`,
+      { by: 'RATE_LIMIT', scope: r.scope, name, retryAfterMs: retryAfter },
+    );
+  }
+
   #limitRefusal(op: CachedOperation, name: string, entry: LimitEntry, waitMs: number): Refusal {
     const r = entry.record;
     const what =
@@ -451,10 +748,65 @@ export class CallGuard {
   async #reload(signal: GuardSignal): Promise<void> {
     try {
       if (signal.kind === 'breaker') await this.#reloadBreaker(signal.scope as BreakerScope, signal.id);
+      else if (signal.kind === 'cap') this.#capSignal(signal);
       else await this.#reloadLimits(signal.id);
     } catch (err) {
       this.logger.warn({ err, signal }, 'could not reload a limit or breaker');
     }
+  }
+
+  #capSignal(signal: GuardSignal): void {
+    if (signal.scope === 'CONFIG') {
+      void this.#reloadCaps(signal.id).catch((err: unknown) =>
+        this.logger.warn({ err, signal }, 'could not reload concurrency caps'),
+      );
+      return;
+    }
+    const entry = this.#capById.get(signal.id);
+    if (entry === undefined) return;
+    if (signal.scope === 'WANT') {
+      // Another instance (or this one) is short: spare slots go back, and freed ones for a while.
+      if (entry.pool.waiting > 0) return;
+      entry.othersWantUntil = performance.now() + CAP_WANT_WINDOW_MS;
+      this.#giveBack(entry);
+    } else if (signal.scope === 'FREED' && entry.pool.waiting > 0 && entry.pending === null) {
+      void this.#grow(entry).catch((err: unknown) =>
+        this.logger.warn({ err, cap: entry.record.id }, 'could not lease concurrency slots'),
+      );
+    }
+  }
+
+  async #reloadCaps(connectionId: string): Promise<void> {
+    this.#setCaps(connectionId, await this.#capStore.loadConnection(connectionId));
+  }
+
+  /** Keeps the pools of caps that stayed (with the new numbers); drops the others. */
+  #setCaps(connectionId: string, records: CapRecord[]): void {
+    const old = this.#caps.get(connectionId) ?? [];
+    const kept = new Set<CapEntry>();
+    const entries = records.map((record) => {
+      const same = old.find((e) => e.record.id === record.id && !e.gone);
+      if (same !== undefined) {
+        same.record = record;
+        same.pool.spec = record;
+        kept.add(same);
+        return same;
+      }
+      const entry: CapEntry = {
+        record,
+        pool: new SlotPool(record),
+        pending: null,
+        othersWantUntil: 0,
+        wantSentAt: -Infinity,
+        retry: null,
+        gone: false,
+      };
+      this.#capById.set(record.id, entry);
+      return entry;
+    });
+    for (const e of old) if (!kept.has(e)) this.#dropEntry(e);
+    if (entries.length === 0) this.#caps.delete(connectionId);
+    else this.#caps.set(connectionId, entries);
   }
 
   async #reloadBreaker(scope: BreakerScope, id: string): Promise<void> {
@@ -492,7 +844,11 @@ export class CallGuard {
 
   async #reloadAll(): Promise<void> {
     try {
-      const [breakers, limits] = await Promise.all([this.#breakers.loadAll(), this.#limitStore.loadAll()]);
+      const [breakers, limits, caps] = await Promise.all([
+        this.#breakers.loadAll(),
+        this.#limitStore.loadAll(),
+        this.#capStore.loadAll(),
+      ]);
       this.#records.clear();
       for (const b of breakers) this.#records.set(b.scopeId, b);
       const byConnection = new Map<string, LimitRecord[]>();
@@ -503,6 +859,14 @@ export class CallGuard {
       }
       for (const id of this.#limits.keys()) if (!byConnection.has(id)) this.#limits.delete(id);
       for (const [id, list] of byConnection) this.#setLimits(id, list);
+      const capsByConnection = new Map<string, CapRecord[]>();
+      for (const c of caps) {
+        const list = capsByConnection.get(c.connectionId) ?? [];
+        list.push(c);
+        capsByConnection.set(c.connectionId, list);
+      }
+      for (const id of [...this.#caps.keys()]) if (!capsByConnection.has(id)) this.#setCaps(id, []);
+      for (const [id, list] of capsByConnection) this.#setCaps(id, list);
     } catch (err) {
       this.logger.warn({ err }, 'could not load limits and breakers; keeping what this instance knew');
     }

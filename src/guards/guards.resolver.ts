@@ -35,6 +35,8 @@ import { visibleOperation } from '../operations/operation.resolver.js';
 import { onByDefault, type BreakerRecord, type BreakerScope } from './breaker.js';
 import type { LimitScope } from './bucket.js';
 import { LimitStore, type LimitRecord } from './store.js';
+import { DEFAULT_CAP_WAIT_MS, MAX_CAP_WAIT_MS, MAX_IN_FLIGHT, type CapScope } from './cap.js';
+import { CapStore, type CapRecord } from './cap-store.js';
 
 export enum BreakerStateValue {
   CLOSED = 'CLOSED',
@@ -169,6 +171,56 @@ export class CallLimitPayload {
   userErrors!: UserError[];
 }
 
+@ObjectType({
+  description:
+    'A concurrency cap: the most calls in flight at once, across every instance (README, "Limits and breakers").',
+})
+export class CallCap {
+  @Field(() => LimitScopeValue, { description: 'CONNECTION or OPERATION.' })
+  scope!: LimitScopeValue;
+
+  @Field(() => Int)
+  maxInFlight!: number;
+
+  @Field(() => Int, {
+    description: "How long a call over the cap waits in line (ms), never more than half the call's budget.",
+  })
+  maxWaitMs!: number;
+
+  @Field(() => ID, { nullable: true, description: 'OPERATION: the operation.' })
+  operationId!: string | null;
+}
+
+@InputType()
+export class SetCallCapInput {
+  @Field(() => ID, { nullable: true, description: 'A cap for the connection.' })
+  connectionId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'A cap for one operation (instead of connectionId).' })
+  operationId?: string | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'The most calls in flight at once (1–10,000); null removes the cap.',
+  })
+  maxInFlight?: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: `How long a call over the cap may wait for a slot, in ms (0–${MAX_CAP_WAIT_MS}; default ${DEFAULT_CAP_WAIT_MS}).`,
+  })
+  maxWaitMs?: number | null;
+}
+
+@ObjectType()
+export class CallCapPayload {
+  @Field(() => CallCap, { nullable: true, description: 'The cap as set; null when removed or refused.' })
+  callCap!: CallCap | null;
+
+  @Field(() => [UserError])
+  userErrors!: UserError[];
+}
+
 @InputType()
 export class SetBreakerInput {
   @Field(() => ID, { nullable: true })
@@ -218,6 +270,15 @@ function limitView(limit: LimitRecord): CallLimit {
     burst: limit.burst,
     workspaceId: limit.forWorkspaceId ? toGlobalId('Workspace', limit.forWorkspaceId) : null,
     operationId: limit.operationId ? toGlobalId('Operation', limit.operationId) : null,
+  };
+}
+
+function capView(cap: CapRecord): CallCap {
+  return {
+    scope: cap.scope as LimitScopeValue,
+    maxInFlight: cap.maxInFlight,
+    maxWaitMs: cap.maxWaitMs,
+    operationId: cap.operationId ? toGlobalId('Operation', cap.operationId) : null,
   };
 }
 
@@ -321,6 +382,73 @@ export class GuardsResolver {
   }
 
   @Authorized(Role.ADMIN, Role.OPERATOR)
+  @Mutation(() => CallCapPayload, {
+    description:
+      'Sets or removes a concurrency cap on an operation or a connection: the most calls in flight at once, across every instance. A call over it waits in line up to maxWaitMs, then is RATE_LIMITED, recorded, and not sent.',
+  })
+  async setCallCap(
+    @Arg('input', () => SetCallCapInput) input: SetCallCapInput,
+    @Ctx() ctx: Context,
+  ): Promise<CallCapPayload> {
+    if ((input.connectionId ? 1 : 0) + (input.operationId ? 1 : 0) !== 1)
+      return {
+        callCap: null,
+        userErrors: [problem('connectionId', 'give connectionId or operationId', 'TARGET_INVALID')],
+      };
+    let connectionId: string;
+    let operationId: string | null = null;
+    let scope: CapScope;
+    let workspaceOfTarget: string;
+    let targetType: 'Connection' | 'Operation';
+    let targetId: string;
+    if (input.operationId) {
+      const op = await visibleOperation(ctx, input.operationId);
+      connectionId = op.connection.id;
+      operationId = op.id;
+      scope = 'OPERATION';
+      workspaceOfTarget = op.workspace.id;
+      targetType = 'Operation';
+      targetId = op.nodeId;
+    } else {
+      const connection = await visibleConnection(ctx, input.connectionId!);
+      connectionId = connection.id;
+      workspaceOfTarget = connection.workspace.id;
+      targetType = 'Connection';
+      targetId = toGlobalId('Connection', connection.id);
+      scope = 'CONNECTION';
+    }
+    let spec: { maxInFlight: number; maxWaitMs: number } | null = null;
+    if (input.maxInFlight !== null && input.maxInFlight !== undefined) {
+      const maxInFlight = input.maxInFlight;
+      if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > MAX_IN_FLIGHT)
+        return {
+          callCap: null,
+          userErrors: [problem('maxInFlight', 'must be 1–10,000', 'LIMIT_INVALID')],
+        };
+      const maxWaitMs = input.maxWaitMs ?? DEFAULT_CAP_WAIT_MS;
+      if (!Number.isInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs > MAX_CAP_WAIT_MS)
+        return {
+          callCap: null,
+          userErrors: [problem('maxWaitMs', `must be 0–${MAX_CAP_WAIT_MS}`, 'LIMIT_INVALID')],
+        };
+      spec = { maxInFlight, maxWaitMs };
+    }
+    const stored = await ctx.em.fork().transactional(async (tx) => {
+      const cap = await CapStore.set(txSql(tx), { scope, connectionId, operationId }, spec);
+      audit(tx, ctx.principal!, {
+        workspaceId: workspaceOfTarget,
+        action: 'SET_CALL_CAP',
+        targetType,
+        targetId,
+        after: { scope, maxInFlight: spec?.maxInFlight ?? null, maxWaitMs: spec?.maxWaitMs ?? null },
+      });
+      return cap;
+    });
+    await ctx.services.guard.refreshCaps(connectionId);
+    return { callCap: spec !== null && stored !== null ? capView(stored) : null, userErrors: [] };
+  }
+
+  @Authorized(Role.ADMIN, Role.OPERATOR)
   @Mutation(() => BreakerPayload, {
     description:
       "Forces a circuit breaker open or closed, lifts the force, or switches it on or off. A breaker never changes the operator's switch (enable/disable), nor does this.",
@@ -360,6 +488,15 @@ export class ConnectionGuardsResolver {
     return breakerView('CONNECTION', ctx.services.guard.breaker(connection.id));
   }
 
+  @FieldResolver(() => CallCap, {
+    nullable: true,
+    description: "The connection's concurrency cap: the most of its calls in flight at once.",
+  })
+  callCap(@Root() connection: Connection, @Ctx() ctx: Context): CallCap | null {
+    const cap = ctx.services.guard.caps(connection.id).find((c) => c.scope === 'CONNECTION');
+    return cap ? capView(cap) : null;
+  }
+
   @FieldResolver(() => [CallLimit], {
     description:
       "Rate limits on the connection's calls: the connection's own, and per workspace (a customer sees its own).",
@@ -392,5 +529,13 @@ export class OperationGuardsResolver {
       .limits(operation.connection.id)
       .find((l) => l.scope === 'OPERATION' && l.operationId === operation.id);
     return limit ? limitView(limit) : null;
+  }
+
+  @FieldResolver(() => CallCap, { nullable: true, description: "The operation's own concurrency cap." })
+  callCap(@Root() operation: Operation, @Ctx() ctx: Context): CallCap | null {
+    const cap = ctx.services.guard
+      .caps(operation.connection.id)
+      .find((c) => c.scope === 'OPERATION' && c.operationId === operation.id);
+    return cap ? capView(cap) : null;
   }
 }

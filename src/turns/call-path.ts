@@ -554,6 +554,9 @@ export class CallPath {
     if (start.intentId !== null) {
       // A WRITE goes out only once its call (and its ledger intent) is on record.
       const refused = await this.#writeIntent(call, start);
+      // A WRITE that is not sent gives back its permit (slots of concurrency caps, a probe's claim).
+      if (refused && checked.permit !== null)
+        this.services.guard.report(call.op!, checked.permit, CallStatus.UNAVAILABLE);
       if (refused) return refused;
     }
     const progress = this.#progress(call, start);
@@ -798,7 +801,7 @@ export class CallPath {
     try {
       return await dispatch(
         this.services,
-        call.op!,
+        checked.permit?.sendOp ?? call.op!, // a call that waited for a slot sends with what is left of its budget
         call.name,
         checked.args,
         (n, scrub) => progress.receive(n, scrub),

@@ -41,7 +41,7 @@ function database(limits: object[]): { sql: SqlRunner; statements: string[] } {
       execute: async (text: string) => {
         statements.push(text.trim().split(/\s+/).slice(0, 3).join(' '));
         if (/^select .* from call_limit$/s.test(text.trim())) return limits;
-        if (/^select .* from call_breaker$/s.test(text.trim())) return [];
+        if (/^select .* from call_(breaker|cap)$/s.test(text.trim())) return [];
         throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
       },
     },
