@@ -24,7 +24,6 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
@@ -62,7 +61,13 @@ export const MCP_BATCH_MAX = 32;
 const SERVER_INFO = { name: 'connected-tools', version: '1.0.0' };
 
 /** A JSON-RPC error answered before the SDK sees the request. */
-function rpcError(res: ServerResponse, req: IncomingMessage, status: number, code: number, message: string): void {
+function rpcError(
+  res: ServerResponse,
+  req: IncomingMessage,
+  status: number,
+  code: number,
+  message: string,
+): void {
   refuseEarly(req, res, status, JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
@@ -95,7 +100,12 @@ export class McpEndpoint {
 
   constructor(private readonly services: Services) {
     const { config } = services;
-    this.conversations = new McpConversations(services.orm, services.turns, services.logger, config.mcpServer);
+    this.conversations = new McpConversations(
+      services.orm,
+      services.turns,
+      services.logger,
+      config.mcpServer,
+    );
     this.#mac = (parts) => services.secrets.fingerprint(['mcp-session', ...parts]);
     // A revoked token's open streams close at once (the revocation reaches every instance by NOTIFY).
     this.#stops.push(
@@ -145,7 +155,12 @@ export class McpEndpoint {
     return `${this.services.config.publicUrl}${MCP_PATH_PREFIX}${encodeURIComponent(globalId)}`;
   }
 
-  handle = async (req: IncomingMessage, res: ServerResponse, url: URL, record: RequestLogRecord): Promise<void> => {
+  handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    record: RequestLogRecord,
+  ): Promise<void> => {
     const assistant = assistantOf(url.pathname, MCP_PATH_PREFIX);
     if (!assistant) return sendJson(res, 404, { error: 'not found' });
     // The token first, from the headers alone: nothing of a refused request is read or parsed.
@@ -159,8 +174,19 @@ export class McpEndpoint {
         req,
         res,
         401,
-        JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: given ? 'the token is not valid (revoked, expired, unknown or malformed)' : 'a token is required: Authorization: Bearer <MCP_CLIENT token>' }, id: null }),
-        { 'www-authenticate': `Bearer resource_metadata="${metadata}"${given ? ', error="invalid_token"' : ''}` },
+        JSON.stringify({
+          jsonrpc: '2.0',
+          error: {
+            code: -32001,
+            message: given
+              ? 'the token is not valid (revoked, expired, unknown or malformed)'
+              : 'a token is required: Authorization: Bearer <MCP_CLIENT token>',
+          },
+          id: null,
+        }),
+        {
+          'www-authenticate': `Bearer resource_metadata="${metadata}"${given ? ', error="invalid_token"' : ''}`,
+        },
       );
     }
     record.actor = actorOf(principal);
@@ -181,7 +207,8 @@ export class McpEndpoint {
     }
 
     if (req.method === 'DELETE') {
-      if (!session) return rpcError(res, req, 400, ErrorCode.InvalidRequest, 'DELETE needs the Mcp-Session-Id to end');
+      if (!session)
+        return rpcError(res, req, 400, ErrorCode.InvalidRequest, 'DELETE needs the Mcp-Session-Id to end');
       await this.#endSession(principal, assistant.id, session);
       res.writeHead(200).end();
       return;
@@ -194,7 +221,8 @@ export class McpEndpoint {
 
     const limit = this.services.config.mcpServer.maxBodyBytes;
     const body = await readBody(req, limit);
-    if (body === null) return rpcError(res, req, 413, ErrorCode.InvalidRequest, `request body over ${limit} bytes`);
+    if (body === null)
+      return rpcError(res, req, 413, ErrorCode.InvalidRequest, `request body over ${limit} bytes`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -207,9 +235,21 @@ export class McpEndpoint {
     if (Array.isArray(parsed)) {
       const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
       if (version !== '2025-03-26')
-        return rpcError(res, req, 400, ErrorCode.InvalidRequest, `batches are not part of protocol version ${version}`);
+        return rpcError(
+          res,
+          req,
+          400,
+          ErrorCode.InvalidRequest,
+          `batches are not part of protocol version ${version}`,
+        );
       if (parsed.length === 0 || parsed.length > MCP_BATCH_MAX)
-        return rpcError(res, req, 400, ErrorCode.InvalidRequest, `a batch holds 1 to ${MCP_BATCH_MAX} messages`);
+        return rpcError(
+          res,
+          req,
+          400,
+          ErrorCode.InvalidRequest,
+          `a batch holds 1 to ${MCP_BATCH_MAX} messages`,
+        );
     }
 
     // `initialize` negotiates among the versions served here, and begins a session.
@@ -239,7 +279,7 @@ export class McpEndpoint {
     });
     res.on('close', () => void server.close().catch(() => undefined));
     await server.connect(transport);
-    await transport.handleRequest(req, res, parsed as JSONRPCMessage);
+    await transport.handleRequest(req, res, parsed);
   };
 
   /** The SDK server of one request: its tools/list and tools/call on this assistant. */
@@ -253,12 +293,20 @@ export class McpEndpoint {
       const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
       const page = toolsPage(callable, request.params?.cursor, this.services.config.mcpServer.pageSize);
       if (!page.ok) throw new McpError(ErrorCode.InvalidParams, page.message);
-      return page.nextCursor === undefined ? { tools: page.tools } : { tools: page.tools, nextCursor: page.nextCursor };
+      return page.nextCursor === undefined
+        ? { tools: page.tools }
+        : { tools: page.tools, nextCursor: page.nextCursor };
     });
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const conversation = conversationOf(principal.tokenId, session, request.params._meta);
       if (!conversation.ok) throw new McpError(ErrorCode.InvalidParams, conversation.message);
-      return this.#call(principal, assistantId, conversation.conversationId, request.params.name, (request.params.arguments ?? {}) as JsonObject);
+      return this.#call(
+        principal,
+        assistantId,
+        conversation.conversationId,
+        request.params.name,
+        (request.params.arguments ?? {}) as JsonObject,
+      );
     });
     return server;
   }

@@ -64,7 +64,14 @@ export function readSessionId(id: string, mac: Mac): SessionClaims | null {
   if (id.length > 300 || !/^[\x21-\x7e]+$/.test(id)) return null;
   const parts = id.split('.');
   if (parts.length !== 6 || parts[0] !== SESSION_PREFIX) return null;
-  const [, assistantId, tokenId, version, key, given] = parts as [string, string, string, string, string, string];
+  const [, assistantId, tokenId, version, key, given] = parts as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (!isServedVersion(version) || !/^[A-Za-z0-9_-]{16,64}$/.test(key)) return null;
   const expected = mac(parts.slice(0, 5)).slice(0, MAC_CHARS);
   if (!timingSafeEqualText(expected, given)) return null;
@@ -92,9 +99,16 @@ export function conversationOf(
 ): { ok: true; conversationId: string } | { ok: false; message: string } {
   if (session) return { ok: true, conversationId: `mcp:s:${session.key}` };
   const given =
-    meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>)[CONVERSATION_META] : undefined;
+    meta !== null && typeof meta === 'object'
+      ? (meta as Record<string, unknown>)[CONVERSATION_META]
+      : undefined;
   if (given === undefined) return { ok: true, conversationId: `mcp:${tokenId}` };
-  if (typeof given !== 'string' || given.length === 0 || given.length > CONVERSATION_ID_MAX || !/^[\x21-\x7e]+$/.test(given))
+  if (
+    typeof given !== 'string' ||
+    given.length === 0 ||
+    given.length > CONVERSATION_ID_MAX ||
+    !/^[\x21-\x7e]+$/.test(given)
+  )
     return {
       ok: false,
       message: `_meta["${CONVERSATION_META}"] must be 1 to ${CONVERSATION_ID_MAX} visible ASCII characters`,
@@ -124,11 +138,16 @@ export function toolsPage(
   if (cursor !== undefined) {
     const m = /^([0-9]{1,7})\.([0-9a-f]{8})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
     if (!m || m[2] !== stamp || Number(m[1]) > tools.length)
-      return { ok: false, message: 'Invalid cursor: the tool list changed or the cursor is not ours; list again from the start' };
+      return {
+        ok: false,
+        message: 'Invalid cursor: the tool list changed or the cursor is not ours; list again from the start',
+      };
     start = Number(m[1]);
   }
   const end = Math.min(tools.length, start + pageSize);
-  const page = tools.slice(start, end).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  const page = tools
+    .slice(start, end)
+    .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
   return end < tools.length
     ? { ok: true, tools: page, nextCursor: Buffer.from(`${end}.${stamp}`, 'latin1').toString('base64url') }
     : { ok: true, tools: page };

@@ -160,7 +160,9 @@ export class BeginTurnPayload {
   })
   leftOut!: LeftOutToolType[];
 
-  @Field(() => ToolSearchType, { description: 'Whether this turn searches its tools (README, "Many tools").' })
+  @Field(() => ToolSearchType, {
+    description: 'Whether this turn searches its tools (README, "Many tools").',
+  })
   toolSearch!: ToolSearchType;
 }
 

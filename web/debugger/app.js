@@ -2,21 +2,34 @@
 (function () {
   'use strict';
   var KEY = 'ct-debugger-token';
-  var $ = function (id) { return document.getElementById(id); };
-  var state = { token: sessionStorage.getItem(KEY), client: null, unsubscribe: null, lastSeq: null, seen: new Set(), turns: new Map(), calls: new Map(), retry: 0 };
+  var $ = function (id) {
+    return document.getElementById(id);
+  };
+  var state = {
+    token: sessionStorage.getItem(KEY),
+    client: null,
+    unsubscribe: null,
+    lastSeq: null,
+    seen: new Set(),
+    turns: new Map(),
+    calls: new Map(),
+    retry: 0,
+  };
 
   function gql(query, variables) {
     return fetch('/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer ' + state.token },
       body: JSON.stringify({ query: query, variables: variables || {} }),
-    }).then(function (res) {
-      if (res.status === 401) throw new Error('The token was refused.');
-      return res.json();
-    }).then(function (body) {
-      if (body.errors && body.errors.length) throw new Error(body.errors[0].message);
-      return body.data;
-    });
+    })
+      .then(function (res) {
+        if (res.status === 401) throw new Error('The token was refused.');
+        return res.json();
+      })
+      .then(function (body) {
+        if (body.errors && body.errors.length) throw new Error(body.errors[0].message);
+        return body.data;
+      });
   }
 
   function el(tag, cls, text) {
@@ -76,7 +89,12 @@
         o.value = it.id;
         select.appendChild(o);
       });
-      if (shown.some(function (it) { return it.id === keep; })) select.value = keep;
+      if (
+        shown.some(function (it) {
+          return it.id === keep;
+        })
+      )
+        select.value = keep;
       more.hidden = !p.hasNext;
       more.textContent = 'More (' + p.items.length + ' loaded)';
       return keep !== select.value;
@@ -97,7 +115,9 @@
     /** Reads pages until something matches the find box (or SEARCH_PAGES were read). */
     function seek(left) {
       if (p.items.some(matches) || !p.hasNext || left <= 0) return Promise.resolve();
-      return page().then(function (fresh) { if (fresh) return seek(left - 1); });
+      return page().then(function (fresh) {
+        if (fresh) return seek(left - 1);
+      });
     }
 
     function changed() {
@@ -126,15 +146,25 @@
     return p;
   }
 
-  function showError(err) { $('signin-error').textContent = err.message; }
+  function showError(err) {
+    $('signin-error').textContent = err.message;
+  }
 
   var pickers = {
-    workspace: picker('workspace',
+    workspace: picker(
+      'workspace',
       'query($first: Int, $after: String) { workspaces(first: $first, after: $after) { nodes { id name } pageInfo { endCursor hasNextPage } } }',
-      function (d) { return d.workspaces; }),
-    assistant: picker('assistant',
+      function (d) {
+        return d.workspaces;
+      },
+    ),
+    assistant: picker(
+      'assistant',
       'query($parent: ID!, $first: Int, $after: String) { workspace(id: $parent) { assistants(first: $first, after: $after) { nodes { id name } pageInfo { endCursor hasNextPage } } } }',
-      function (d) { return d.workspace.assistants; }),
+      function (d) {
+        return d.workspace.assistants;
+      },
+    ),
   };
 
   function loadAssistants() {
@@ -143,7 +173,8 @@
     pickers.assistant.reset(ws).then(watch).catch(showError);
   }
 
-  var EVENTS = 'subscription($a: ID, $c: String, $s: Float) { turnEvents(assistantId: $a, conversationId: $c, afterSeq: $s) {' +
+  var EVENTS =
+    'subscription($a: ID, $c: String, $s: Float) { turnEvents(assistantId: $a, conversationId: $c, afterSeq: $s) {' +
     ' seq type turnId conversationId at dialect leftOut { name operationKey code reason }' +
     ' call { seq name operationKey risk status durationMs attempts message arguments modelArguments' +
     ' result { content structuredContent truncated } progress { kind atMs progress total level message } } } }';
@@ -177,8 +208,13 @@
       retryAttempts: 0,
       lazy: true,
       on: {
-        connected: function () { state.retry = 0; setConn(true, 'live'); },
-        closed: function () { setConn(false, 'reconnecting…'); },
+        connected: function () {
+          state.retry = 0;
+          setConn(true, 'live');
+        },
+        closed: function () {
+          setConn(false, 'reconnecting…');
+        },
       },
     });
     return state.client;
@@ -194,15 +230,23 @@
       if (done) return;
       done = true;
       state.unsubscribe = null;
-      if (state.client) { state.client.dispose(); state.client = null; }
+      if (state.client) {
+        state.client.dispose();
+        state.client = null;
+      }
       var wait = Math.min(10000, 250 * Math.pow(2, state.retry++));
       setTimeout(subscribe, wait);
     };
-    state.unsubscribe = ensureClient().subscribe({ query: EVENTS, variables: vars }, {
-      next: function (v) { if (v.data) onEvent(v.data.turnEvents); },
-      error: again,
-      complete: again,
-    });
+    state.unsubscribe = ensureClient().subscribe(
+      { query: EVENTS, variables: vars },
+      {
+        next: function (v) {
+          if (v.data) onEvent(v.data.turnEvents);
+        },
+        error: again,
+        complete: again,
+      },
+    );
   }
 
   /**
@@ -281,7 +325,9 @@
     var text = total + (total === 1 ? ' call' : ' calls');
     if (conversationFilter()) {
       var shown = 0;
-      state.turns.forEach(function (t) { if (!t.hidden) shown += t.querySelectorAll('.call').length; });
+      state.turns.forEach(function (t) {
+        if (!t.hidden) shown += t.querySelectorAll('.call').length;
+      });
       text += ', ' + shown + ' shown';
     }
     $('count').textContent = text;
@@ -335,14 +381,18 @@
     det.addEventListener('toggle', function () {
       if (!det.open || loaded) return;
       loaded = true;
-      gql(TURN_LEFT_OUT, { id: e.turnId }).then(function (d) {
-        if (d.turn) fill(d.turn.leftOut);
-      }).catch(showError);
+      gql(TURN_LEFT_OUT, { id: e.turnId })
+        .then(function (d) {
+          if (d.turn) fill(d.turn.leftOut);
+        })
+        .catch(showError);
     });
     t.querySelector('h2').after(det);
   }
 
-  function pretty(v) { return JSON.stringify(v, null, 2); }
+  function pretty(v) {
+    return JSON.stringify(v, null, 2);
+  }
 
   function renderCall(c) {
     var d = c.data;
@@ -354,26 +404,43 @@
     row.appendChild(el('span', 'name', d.name));
     row.appendChild(el('span', 'status ' + (d.status || ''), d.status));
     if (d.durationMs !== undefined) row.appendChild(el('span', 'muted', d.durationMs + ' ms'));
-    if (d.attempts !== undefined) row.appendChild(el('span', 'muted', d.attempts + (d.attempts === 1 ? ' attempt' : ' attempts')));
+    if (d.attempts !== undefined)
+      row.appendChild(el('span', 'muted', d.attempts + (d.attempts === 1 ? ' attempt' : ' attempts')));
     box.appendChild(row);
     if (d.message) box.appendChild(el('div', 'message', d.message));
     if (d.progress.length) {
       var ul = el('ul', 'progress');
       d.progress.forEach(function (p) {
-        var text = p.kind === 'PROGRESS'
-          ? 'progress ' + p.progress + (p.total !== null ? '/' + p.total : '') + (p.message ? ' — ' + p.message : '')
-          : (p.level || 'log') + ': ' + (p.message || '');
+        var text =
+          p.kind === 'PROGRESS'
+            ? 'progress ' +
+              p.progress +
+              (p.total !== null ? '/' + p.total : '') +
+              (p.message ? ' — ' + p.message : '')
+            : (p.level || 'log') + ': ' + (p.message || '');
         ul.appendChild(el('li', null, '+' + p.atMs + ' ms  ' + text));
       });
       box.appendChild(ul);
     }
-    if (d.arguments) box.appendChild(block(c, 'arguments', 'arguments', function () { return pretty(d.arguments); }));
+    if (d.arguments)
+      box.appendChild(
+        block(c, 'arguments', 'arguments', function () {
+          return pretty(d.arguments);
+        }),
+      );
     // What the model wrote in the turn's dialect, when mapping it back changed it (names, nulls, JSON text).
-    if (d.modelArguments) box.appendChild(block(c, 'modelArguments', 'model arguments', function () { return pretty(d.modelArguments); }));
+    if (d.modelArguments)
+      box.appendChild(
+        block(c, 'modelArguments', 'model arguments', function () {
+          return pretty(d.modelArguments);
+        }),
+      );
     if (d.result) {
-      box.appendChild(block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), function () {
-        return pretty({ content: d.result.content, structuredContent: d.result.structuredContent });
-      }));
+      box.appendChild(
+        block(c, 'result', 'result' + (d.result.truncated ? ' (cut)' : ''), function () {
+          return pretty({ content: d.result.content, structuredContent: d.result.structuredContent });
+        }),
+      );
     }
   }
 
@@ -417,6 +484,13 @@
     showCount();
   });
   // Tests and people can drop the socket to see the page resume.
-  window.ctDebugger = { dropSocket: function () { if (state.client) state.client.terminate(); }, lastSeq: function () { return state.lastSeq; } };
+  window.ctDebugger = {
+    dropSocket: function () {
+      if (state.client) state.client.terminate();
+    },
+    lastSeq: function () {
+      return state.lastSeq;
+    },
+  };
   if (state.token) signedIn();
 })();
