@@ -19,7 +19,7 @@ import { prepare, type RunPrepared } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
 import { eventNotifySql } from '../db/notifier.js';
 import type { JsonObject } from '../operations/types.js';
-import type { TurnDeps } from '../services.js';
+import type { TurnDeps } from './deps.js';
 import { resolveDeclaredName } from './declare.js';
 import { SEARCH_TOOLS_NAME } from './search/declare-search.js';
 import { notFoundMessage, type ToolSearch } from './search/tool-search.js';
