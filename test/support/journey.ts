@@ -17,6 +17,7 @@ import {
   FinishTurnDocument,
   SetConnectedToolsDocument,
   SetRiskDocument,
+  SetCallCapDocument,
   SetCallLimitDocument,
 } from '../generated/graphql.js';
 import { REDIRECT_URI, signIn, type LoggedApp } from '../integration/oauth/helpers.js';
@@ -202,6 +203,8 @@ export async function runJourney(t: TestApp): Promise<Journey> {
     { operationId: lookup.id, calls: 1_000_000 },
   ])
     await t.ok(SetCallLimitDocument, { input }, admin);
+  // A concurrency cap far above the journey's calls, so that every CallCap field answers.
+  await t.ok(SetCallCapDocument, { input: { connectionId: mcpId, maxInFlight: 10_000 } }, admin);
 
   // OpenAPI, with a deprecated operation that is skipped, and an API key in a header.
   const api: Server = createServer((req, res) => {
