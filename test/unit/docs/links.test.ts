@@ -1,0 +1,139 @@
+/**
+ * README.md and every page in docs/ link to each other: every relative link and image must name a
+ * file that exists, and every `#anchor` must be one of the headings of the page it points at (as
+ * GitHub makes anchors), so a heading renamed or a section moved to another page fails here. README
+ * must link every page of docs/, so that a newcomer finds each one from the front page.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../../src/project-root.js';
+
+const DOCS = join(PROJECT_ROOT, 'docs');
+const README = join(PROJECT_ROOT, 'README.md');
+
+/** Markdown with its fenced code blocks and inline code spans blanked out (links there are text). */
+function proseOf(markdown: string): string {
+  return markdown
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, (block) => block.replace(/[^\n]/g, ' '))
+    .replace(/`[^`\n]*`/g, (span) => ' '.repeat(span.length));
+}
+
+/** GitHub's anchor for a heading's text: lower case, punctuation dropped, spaces as hyphens. */
+export function anchorOf(heading: string): string {
+  return heading
+    .replace(/`/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+/** Every anchor of a page's headings; a repeated heading gets `-1`, `-2`… as on GitHub. */
+export function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  const withoutFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+  for (const match of withoutFences.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = anchorOf(match[1] ?? '');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return anchors;
+}
+
+export interface Link {
+  target: string;
+  anchor: string | undefined;
+  line: number;
+}
+
+/** Every relative link and image of a page (`[text](target#anchor)`), outside code. */
+export function linksOf(markdown: string): Link[] {
+  const links: Link[] = [];
+  proseOf(markdown)
+    .split('\n')
+    .forEach((text, index) => {
+      for (const match of text.matchAll(/\]\(<?([^)\s>]*)>?(?:\s+"[^"]*")?\)/g)) {
+        const href = match[1] ?? '';
+        if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue;
+        const hash = href.indexOf('#');
+        links.push({
+          target: hash < 0 ? href : href.slice(0, hash),
+          anchor: hash < 0 ? undefined : decodeURIComponent(href.slice(hash + 1)),
+          line: index + 1,
+        });
+      }
+    });
+  return links;
+}
+
+/** Why each link of `file` does not resolve; empty when all do. */
+export function problemsOf(file: string, root: string): string[] {
+  const name = relative(root, file);
+  const problems: string[] = [];
+  for (const link of linksOf(readFileSync(file, 'utf8'))) {
+    const target = link.target === '' ? file : normalize(join(dirname(file), link.target));
+    if (relative(root, target).startsWith('..')) {
+      problems.push(`${name}:${link.line}: ${link.target} is outside the repository`);
+      continue;
+    }
+    if (!existsSync(target)) {
+      problems.push(`${name}:${link.line}: ${link.target} does not exist`);
+      continue;
+    }
+    if (link.anchor === undefined) continue;
+    if (!target.endsWith('.md')) {
+      problems.push(`${name}:${link.line}: #${link.anchor} on ${link.target}, which has no headings`);
+    } else if (!anchorsOf(readFileSync(target, 'utf8')).has(link.anchor)) {
+      problems.push(`${name}:${link.line}: ${link.target || name} has no heading #${link.anchor}`);
+    }
+  }
+  return problems;
+}
+
+const pages = readdirSync(DOCS)
+  .filter((entry) => entry.endsWith('.md'))
+  .sort();
+
+describe('links of README.md and docs/', () => {
+  it('should resolve every relative link and anchor', () => {
+    const problems = [README, ...pages.map((page) => join(DOCS, page))].flatMap((file) =>
+      problemsOf(file, PROJECT_ROOT),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('should link every page of docs/ from README', () => {
+    const linked = new Set(linksOf(readFileSync(README, 'utf8')).map((link) => normalize(link.target)));
+    expect(pages.filter((page) => !linked.has(join('docs', page)))).toEqual([]);
+  });
+});
+
+describe('the link checker', () => {
+  it("should make GitHub's anchors, numbering repeated headings", () => {
+    expect([...anchorsOf('# A `code` heading, and more\n## Known doubles\n## Known doubles\n')]).toEqual([
+      'a-code-heading-and-more',
+      'known-doubles',
+      'known-doubles-1',
+    ]);
+    expect(anchorsOf('```sh\n# not a heading\n```\n').size).toBe(0);
+  });
+
+  it('should find links and images outside code, and leave absolute addresses alone', () => {
+    const text = [
+      'See [a](docs/a.md#x), ![i](docs/i.png) and [b](#here).',
+      '`[not](a-link.md)` and <https://example.com> and [web](https://example.com/#a)',
+      '```md',
+      '[fenced](nope.md)',
+      '```',
+    ].join('\n');
+    expect(linksOf(text)).toEqual([
+      { target: 'docs/a.md', anchor: 'x', line: 1 },
+      { target: 'docs/i.png', anchor: undefined, line: 1 },
+      { target: '', anchor: 'here', line: 1 },
+    ]);
+  });
+});
