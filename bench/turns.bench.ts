@@ -594,7 +594,7 @@ export async function run(): Promise<void> {
     }
 
     // --- the same c=1 calls through an instance with READ_RECORD_COMMIT=sync, where a quick READ's
-    // record waits for its disk flush too: what the default's trade buys (README, The ledger)
+    // record waits for its disk flush too: what the default's trade buys (docs/ledger.md)
     {
       const durable = await startServiceProcess(db.url, { compiled, env: { READ_RECORD_COMMIT: 'sync' } });
       const d = graphqlClient(durable.url);

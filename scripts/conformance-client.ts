@@ -1,6 +1,6 @@
 /**
  * A command-line MCP client for the MCP conformance suite (`@modelcontextprotocol/conformance`,
- * which needs Node 22; see README). The suite runs it as `<command> <server URL>` with
+ * which needs Node 22; see docs/conformance.md). The suite runs it as `<command> <server URL>` with
  * MCP_CONFORMANCE_SCENARIO set.
  *
  * - `initialize`, `tools_call`: our McpClient against the scenario's server, exactly as discovery

@@ -69,7 +69,7 @@ export async function openDatabase(
 ): Promise<{ orm: MikroORM; embedded: EmbeddedPostgres | null; url: string; ownerUrl: string }> {
   let embedded: EmbeddedPostgres | null = null;
   let url = config.databaseUrl;
-  // The owner's URL when migrations run apart from the service (README, "Two database roles").
+  // The owner's URL when migrations run apart from the service (docs/ledger.md, "Two database roles").
   let ownerUrl = config.migrationDatabaseUrl;
   if (url === null) {
     embedded = await startEmbeddedPostgres(config.dataDir, (msg) => logger.info(msg), supervise);
@@ -162,7 +162,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options.onDatabaseLost ??
       ((err) => logger.error({ err: { message: err.message } }, 'the embedded PostgreSQL is gone')),
   });
-  // LISTEN holds a session: behind a transaction-mode pooler it needs a direct URL (README, "Running at scale").
+  // LISTEN holds a session: behind a transaction-mode pooler it needs a direct URL (docs/scale.md).
   const notifier = new Notifier(config.listenDatabaseUrl ?? url, logger);
   try {
     await warnAboutRole(orm, logger);

@@ -141,11 +141,11 @@ export interface Config {
   toolArguments: { maxDepth: number; maxBytes: number };
   /** WRITE intents without an outcome older than `afterMs` are closed as OUTCOME_UNKNOWN, every `everyMs`. */
   ledgerSweep: { afterMs: number; everyMs: number };
-  /** Usage roll-up: runs every `everyMs`; an hour is summed `settleMs` after it ends (README, "Usage"). */
+  /** Usage roll-up: runs every `everyMs`; an hour is summed `settleMs` after it ends (docs/usage.md). */
   usageRollup: { everyMs: number; settleMs: number };
   /**
    * Whole UTC days of `turn_call` and `turn_event` older than this are dropped (0: kept for good);
-   * the ledger is never dropped (src/db/partitions.ts, README "Running at scale").
+   * the ledger is never dropped (src/db/partitions.ts, docs/scale.md).
    */
   turnRetentionDays: number;
   /** Group commit of the call path's records (src/db/group-commit.ts); maxBatch 1 turns it off. */
@@ -161,7 +161,7 @@ export interface Config {
    * records), `sync` waiting for it. WRITE records and ledger rows always wait (see CALL_RECORD_SQL).
    */
   readRecordCommit: ReadRecordCommit;
-  /** Tool search in turns with many tools (issue 31, README "Many tools"; src/turns/search/). */
+  /** Tool search in turns with many tools (issue 31, docs/tool-search.md; src/turns/search/). */
   toolSearch: ToolSearchConfig;
   /** Public address of this service, for the OAuth redirect URI. */
   publicUrl: string;
@@ -178,9 +178,9 @@ export interface Config {
   builtInTools: DeclaredTool[];
   /** GraphiQL at `GET /graphql` for a browser (`GRAPHIQL`, off by default in production). */
   graphiql: boolean;
-  /** What one caller may send (README, "Limits"). */
+  /** What one caller may send (docs/limits.md). */
   limits: Limits;
-  /** The MCP endpoint, `/mcp/{assistantId}` (src/mcp-server/, README "Limits"). */
+  /** The MCP endpoint, `/mcp/{assistantId}` (src/mcp-server/, docs/limits.md). */
   mcpServer: McpServerLimits;
 }
 
@@ -417,9 +417,27 @@ export function loadConfig(env: Env = process.env): Config {
     },
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
     forModelMaxChars: {
-      openai: int(env, 'FOR_MODEL_MAX_CHARS_OPENAI', DEFAULT_FOR_MODEL_BUDGETS.openai, 1024, 16 * 1024 * 1024),
-      anthropic: int(env, 'FOR_MODEL_MAX_CHARS_ANTHROPIC', DEFAULT_FOR_MODEL_BUDGETS.anthropic, 1024, 16 * 1024 * 1024),
-      gemini: int(env, 'FOR_MODEL_MAX_CHARS_GEMINI', DEFAULT_FOR_MODEL_BUDGETS.gemini, 1024, 16 * 1024 * 1024),
+      openai: int(
+        env,
+        'FOR_MODEL_MAX_CHARS_OPENAI',
+        DEFAULT_FOR_MODEL_BUDGETS.openai,
+        1024,
+        16 * 1024 * 1024,
+      ),
+      anthropic: int(
+        env,
+        'FOR_MODEL_MAX_CHARS_ANTHROPIC',
+        DEFAULT_FOR_MODEL_BUDGETS.anthropic,
+        1024,
+        16 * 1024 * 1024,
+      ),
+      gemini: int(
+        env,
+        'FOR_MODEL_MAX_CHARS_GEMINI',
+        DEFAULT_FOR_MODEL_BUDGETS.gemini,
+        1024,
+        16 * 1024 * 1024,
+      ),
     },
     recordBatch: {
       maxBatch: int(env, 'RECORD_BATCH_MAX', DEFAULT_GROUP_COMMIT_MAX_BATCH, 1, 1_000),
@@ -428,9 +446,7 @@ export function loadConfig(env: Env = process.env): Config {
     readStartHoldMs: int(env, 'READ_START_HOLD_MS', DEFAULT_READ_START_HOLD_MS, 0, 1_000),
     readRecordCommit: readRecordCommit(env),
     toolSearch: {
-      autoTools: env.TOOL_SEARCH_AUTO_TOOLS
-        ? int(env, 'TOOL_SEARCH_AUTO_TOOLS', 0, 1, 100_000)
-        : null,
+      autoTools: env.TOOL_SEARCH_AUTO_TOOLS ? int(env, 'TOOL_SEARCH_AUTO_TOOLS', 0, 1, 100_000) : null,
       autoBytes: int(env, 'TOOL_SEARCH_AUTO_BYTES', DEFAULT_TOOL_SEARCH_AUTO_BYTES, 1_024, 64 * 1024 * 1024),
       declare: int(env, 'TOOL_SEARCH_DECLARE', DEFAULT_TOOL_SEARCH_DECLARE, 0, 1_000),
       defaultLimit: int(env, 'TOOL_SEARCH_LIMIT', DEFAULT_TOOL_SEARCH_LIMIT, 1, 50),

@@ -9,7 +9,7 @@
  * then only bound and executed, with its values sent apart from the text.
  *
  * Behind PgBouncer in transaction mode this needs PgBouncer 1.21 or later with
- * `max_prepared_statements` set (README, "Running at scale").
+ * `max_prepared_statements` set (docs/scale.md).
  */
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';

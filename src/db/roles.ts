@@ -1,5 +1,5 @@
 /**
- * The service's database role (DESIGN.md rule 14, README "Two database roles").
+ * The service's database role (DESIGN.md rule 14, docs/ledger.md, "Two database roles").
  *
  * Migrations run as the owner of the tables; the service runs as a role that owns nothing, is not a
  * superuser, and may only INSERT and SELECT the ledger: it cannot switch the append-only triggers
@@ -172,6 +172,6 @@ export function roleWarning(problems: RoleProblems): string | null {
   return (
     `the service connects to the database as ${what.join(' and ')} (role ${JSON.stringify(problems.role)}): ` +
     'it could switch off or bypass the append-only ledger. Run it as a role with only INSERT and SELECT on ' +
-    'the ledger and give the owner to MIGRATION_DATABASE_URL (README, "Two database roles").'
+    'the ledger and give the owner to MIGRATION_DATABASE_URL (docs/ledger.md, "Two database roles").'
   );
 }

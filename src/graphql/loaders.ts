@@ -115,7 +115,7 @@ export interface CountKey {
 
 /**
  * `totalCount` of many parents' children: ONE `count(*) … group by parent` per distinct filter, with
- * the same filters as the page. Only for children that stay few per parent (see README, "Lists").
+ * the same filters as the page. Only for children that stay few per parent (see docs/api.md, "Lists, errors and cost").
  */
 function countLoader(
   em: EntityManager,

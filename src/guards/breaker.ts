@@ -4,7 +4,7 @@
  * ms), so tests drive the windows with fake time. The shared state (PostgreSQL) and the calls that
  * move it are `call-guard.ts` and `store.ts`.
  *
- * The rule (README, "Limits and breakers"): a breaker opens when, of the calls it has seen, either
+ * The rule (docs/limits.md, "Limits and breakers"): a breaker opens when, of the calls it has seen, either
  * `consecutiveFailures` in a row failed, or at least `failureRate` of the calls in the last
  * `windowMs` failed, with at least `minCalls` calls in that window. Only TIMEOUT and UPSTREAM_ERROR
  * are failures. TOOL_ERROR is an answer (the server works; the tool said no). REJECTED,
@@ -30,7 +30,7 @@ export interface BreakerRule {
   maxCooldownMs: number;
 }
 
-/** Every connection's breaker, unless an operator changes it (README documents these numbers). */
+/** Every connection's breaker, unless an operator changes it (docs/limits.md documents these numbers). */
 export const DEFAULT_BREAKER_RULE: Readonly<BreakerRule> = {
   consecutiveFailures: 5,
   failureRate: 0.5,

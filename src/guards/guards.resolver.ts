@@ -83,7 +83,7 @@ const PERIOD_MS: Record<LimitPeriod, number> = { SECOND: 1_000, MINUTE: 60_000 }
 /** The most calls a limit may allow per period, and the largest burst. */
 export const MAX_LIMIT_CALLS = 1_000_000;
 
-@ObjectType({ description: 'A circuit breaker (README, "Limits and breakers").' })
+@ObjectType({ description: 'A circuit breaker (docs/limits.md, "Limits and breakers").' })
 export class Breaker {
   @Field(() => BreakerStateValue)
   state!: BreakerStateValue;
@@ -107,7 +107,8 @@ export class Breaker {
 }
 
 @ObjectType({
-  description: 'A rate limit: calls per second or minute, with a burst (README, "Limits and breakers").',
+  description:
+    'A rate limit: calls per second or minute, with a burst (docs/limits.md, "Limits and breakers").',
 })
 export class CallLimit {
   @Field(() => LimitScopeValue)
@@ -173,7 +174,7 @@ export class CallLimitPayload {
 
 @ObjectType({
   description:
-    'A concurrency cap: the most calls in flight at once, across every instance (README, "Limits and breakers").',
+    'A concurrency cap: the most calls in flight at once, across every instance (docs/limits.md, "Limits and breakers").',
 })
 export class CallCap {
   @Field(() => LimitScopeValue, { description: 'CONNECTION or OPERATION.' })

@@ -200,7 +200,7 @@ export function serveGraphqlWs(
     },
     wsServer,
     {
-      // Nothing of an unaccepted socket is parsed past a small cap; then its role's cap (README, "Limits").
+      // Nothing of an unaccepted socket is parsed past a small cap; then its role's cap (docs/limits.md).
       maxMessageBytes: (socket) => wsMessageLimitFor(acceptedRole.get(socket) ?? null, limits),
       // The largest cap of any role: a role's own is checked per message, with 4413.
       acceptedFrameBytes: Math.max(limits.maxBodyBytesStaff, limits.maxBodyBytes),

@@ -17,7 +17,7 @@ import type { RawData, WebSocket, WebSocketServer } from 'ws';
 
 /** Close codes of our own, beside graphql-ws's `CloseCode`. */
 export enum WsCloseCode {
-  /** A message over the socket's size cap (README, "Limits"). */
+  /** A message over the socket's size cap (docs/limits.md). */
   MessageTooLarge = 4413,
 }
 export const MESSAGE_TOO_LARGE_REASON = 'Message too large';

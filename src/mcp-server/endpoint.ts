@@ -147,7 +147,7 @@ export class McpEndpoint {
       resource: this.#resourceUrl(assistant.globalId),
       bearer_methods_supported: ['header'],
       resource_name: 'Connected tools of one assistant',
-      resource_documentation: `${this.services.config.publicUrl}/README.md#use-an-assistants-tools-from-any-mcp-client`,
+      resource_documentation: `${this.services.config.publicUrl}/docs/mcp-clients.md`,
     });
   };
 

@@ -1,5 +1,5 @@
 /**
- * The service's Prometheus metrics (`GET /metrics`, README "Metrics"), one registry per app so that
+ * The service's Prometheus metrics (`GET /metrics`, docs/metrics.md), one registry per app so that
  * two instances in one process (tests) never mix their counts.
  *
  * Label values are bounded: statuses, outcomes, error codes and routes come from fixed sets of

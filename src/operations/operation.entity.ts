@@ -116,7 +116,7 @@ export class Operation extends Node {
 
   @Field(() => Boolean, {
     description:
-      'An operator marked it "always declare": when a turn searches its tools (README, "Many tools"), it is declared up front instead of being found by a search.',
+      'An operator marked it "always declare": when a turn searches its tools (docs/tool-search.md), it is declared up front instead of being found by a search.',
   })
   @Property({ type: 'boolean', default: false })
   alwaysDeclare: boolean & Opt = false;

@@ -254,7 +254,7 @@ export class OperationResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR)
   @Mutation(() => OperationPayload, {
     description:
-      'Marks an operation "always declare": when a turn searches its tools it is declared up front (README, "Many tools"). Audited; reaches every instance.',
+      'Marks an operation "always declare": when a turn searches its tools it is declared up front (docs/tool-search.md). Audited; reaches every instance.',
   })
   async setAlwaysDeclare(
     @Arg('input', () => SetAlwaysDeclareInput) input: SetAlwaysDeclareInput,

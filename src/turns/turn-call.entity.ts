@@ -15,11 +15,11 @@ registerEnumType(CallStatus, {
   valuesConfig: {
     RATE_LIMITED: {
       description:
-        'A rate limit or concurrency cap refused the call: nothing was sent. retryAfterMs says when to try again. See README, "Limits and breakers".',
+        'A rate limit or concurrency cap refused the call: nothing was sent. retryAfterMs says when to try again. See docs/limits.md, "Limits and breakers".',
     },
     OUTCOME_UNKNOWN: {
       description:
-        'Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See README, "The ledger".',
+        'Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See docs/ledger.md.',
     },
   },
 });

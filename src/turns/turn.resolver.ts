@@ -74,7 +74,7 @@ export class DeclaredToolType {
   @Field(() => GraphQLJSONObject, {
     description:
       "The tool exactly as the turn's dialect's request takes it: append it unchanged to that API's tools " +
-      '(README, "Declaring tools to a model"). GENERIC: { name, description, inputSchema }.',
+      '(docs/declaring-tools.md). GENERIC: { name, description, inputSchema }.',
   })
   declaration!: JsonObject;
 }
@@ -139,7 +139,7 @@ export class BeginTurnInput {
 
   @Field(() => ToolSearchInputType, {
     nullable: true,
-    description: 'Tool search for assistants with many tools (README, "Many tools"); default mode AUTO.',
+    description: 'Tool search for assistants with many tools (docs/tool-search.md); default mode AUTO.',
   })
   toolSearch?: ToolSearchInputType | null;
 }
@@ -161,7 +161,7 @@ export class BeginTurnPayload {
   leftOut!: LeftOutToolType[];
 
   @Field(() => ToolSearchType, {
-    description: 'Whether this turn searches its tools (README, "Many tools").',
+    description: 'Whether this turn searches its tools (docs/tool-search.md).',
   })
   toolSearch!: ToolSearchType;
 }
@@ -212,8 +212,8 @@ export class CallToolPayload {
       'False when the platform could not store the record, for example while its database is down: the ' +
       "result is still the tool's real result, and callId (when given) is the id its record will have. " +
       'A WRITE is sent only after its ledger intent is stored, so a WRITE that ran always has a ledger entry; ' +
-      'its outcome is retried in the background, or closed as OUTCOME_UNKNOWN by the ledger sweep (README, ' +
-      '"The ledger"). Also false for calls refused without any record (the turn has finished, the tools ' +
+      'its outcome is retried in the background, or closed as OUTCOME_UNKNOWN by the ledger sweep (docs/' +
+      'ledger.md). Also false for calls refused without any record (the turn has finished, the tools ' +
       'could not be read).',
   })
   recorded!: boolean;
@@ -239,7 +239,7 @@ export class CallToolPayload {
   @Field(() => Int, {
     nullable: true,
     description:
-      'RATE_LIMITED, or UNAVAILABLE from an open circuit breaker: about when trying again may work, in ms (README, "Limits and breakers").',
+      'RATE_LIMITED, or UNAVAILABLE from an open circuit breaker: about when trying again may work, in ms (docs/limits.md, "Limits and breakers").',
   })
   retryAfterMs?: number | null;
 }

@@ -65,7 +65,7 @@ export class UsageStatsType implements Stats {
 
   @Field(() => Float, {
     nullable: true,
-    description: 'From a log-scale histogram: within about 9 % of the exact value (README, "Usage").',
+    description: 'From a log-scale histogram: within about 9 % of the exact value (docs/usage.md).',
   })
   p50DurationMs!: number | null;
 

@@ -24,7 +24,7 @@ export type BeginTurnInput = {
   conversationId: string;
   /** The model API the tools are declared for; callTool then takes arguments and shapes results for it. */
   dialect?: ToolDialect;
-  /** Tool search for assistants with many tools (README, "Many tools"); default mode AUTO. */
+  /** Tool search for assistants with many tools (docs/tool-search.md); default mode AUTO. */
   toolSearch?: ToolSearchInputType | null | undefined;
 };
 
@@ -52,9 +52,9 @@ export type CallLimitScope =
   | 'WORKSPACE';
 
 export type CallStatus =
-  /** Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See README, "The ledger". */
+  /** Records only: a WRITE that may have reached the tool server, whose outcome was never stored. See docs/ledger.md. */
   | 'OUTCOME_UNKNOWN'
-  /** A rate limit or concurrency cap refused the call: nothing was sent. retryAfterMs says when to try again. See README, "Limits and breakers". */
+  /** A rate limit or concurrency cap refused the call: nothing was sent. retryAfterMs says when to try again. See docs/limits.md, "Limits and breakers". */
   | 'RATE_LIMITED'
   | 'REJECTED'
   | 'RUNNING'
@@ -302,7 +302,7 @@ export type SignInState =
   | 'NEEDS_SIGN_IN'
   | 'SIGNED_IN';
 
-/** The model API a turn declares its tools for (README, "Declaring tools to a model"). */
+/** The model API a turn declares its tools for (docs/declaring-tools.md). */
 export type ToolDialect =
   /** Anthropic Messages API tools (input_schema). */
   | 'ANTHROPIC'
@@ -324,7 +324,7 @@ export type ToolSearchInputType = {
   provider?: ToolSearchProvider;
 };
 
-/** Whether a turn searches its tools instead of declaring them all (README, "Many tools"). */
+/** Whether a turn searches its tools instead of declaring them all (docs/tool-search.md). */
 export type ToolSearchMode =
   /** Search when the callable tools exceed the dialect's tool cap (or TOOL_SEARCH_AUTO_TOOLS) or their declared schemas exceed TOOL_SEARCH_AUTO_BYTES (the default). */
   | 'AUTO'

@@ -11,7 +11,7 @@ export const ToolDialectEnum = Object.fromEntries(TOOL_DIALECTS.map((d) => [d, d
 
 registerEnumType(ToolDialectEnum, {
   name: 'ToolDialect',
-  description: 'The model API a turn declares its tools for (README, "Declaring tools to a model").',
+  description: 'The model API a turn declares its tools for (docs/declaring-tools.md).',
   valuesConfig: {
     GENERIC: {
       description: 'The canonical tools, as before dialects: name, description, inputSchema (the default).',

@@ -17,7 +17,7 @@ import { isObject } from '../../operations/types.js';
 import type { CallResult } from '../result.js';
 import type { ToolDialect } from './dialect.js';
 
-/** Characters of serialized JSON, per dialect family (README, "Declaring tools to a model"). */
+/** Characters of serialized JSON, per dialect family (docs/declaring-tools.md). */
 export interface ForModelBudgets {
   openai: number;
   anthropic: number;

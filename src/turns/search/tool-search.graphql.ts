@@ -17,7 +17,7 @@ export const ToolSearchProviderEnum = Object.fromEntries(TOOL_SEARCH_PROVIDERS.m
 
 registerEnumType(ToolSearchModeEnum, {
   name: 'ToolSearchMode',
-  description: 'Whether a turn searches its tools instead of declaring them all (README, "Many tools").',
+  description: 'Whether a turn searches its tools instead of declaring them all (docs/tool-search.md).',
   valuesConfig: {
     OFF: { description: 'Declare every callable tool (the dialect may leave some out past its cap).' },
     ON: { description: 'Always search.' },

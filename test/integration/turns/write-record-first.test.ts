@@ -1,6 +1,6 @@
 /**
  * A WRITE goes out only once its record (CALL_STARTED and the ledger intent) has committed
- * (DESIGN.md rule 14, README "The ledger"). The record is stalled by a second connection holding the
+ * (DESIGN.md rule 14, docs/ledger.md). The record is stalled by a second connection holding the
  * turn's row lock; the test waits for the event (the service's statement blocked on that lock, seen
  * in `pg_blocking_pids`, support/locks.ts), not for time. Then:
  * - the stalled record fails (its statement is cancelled): the call must answer UNAVAILABLE having

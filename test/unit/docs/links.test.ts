@@ -2,10 +2,13 @@
  * README.md and every page in docs/ link to each other: every relative link and image must name a
  * file that exists, and every `#anchor` must be one of the headings of the page it points at (as
  * GitHub makes anchors), so a heading renamed or a section moved to another page fails here. README
- * must link every page of docs/, so that a newcomer finds each one from the front page.
+ * must link every page of docs/, so that a newcomer finds each one from the front page. Code that
+ * points a reader at a page (`docs/limits.md` in a comment, a GraphQL description or an error
+ * message) must name one that exists.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../src/project-root.js';
 
@@ -109,6 +112,30 @@ describe('links of README.md and docs/', () => {
   it('should link every page of docs/ from README', () => {
     const linked = new Set(linksOf(readFileSync(README, 'utf8')).map((link) => normalize(link.target)));
     expect(pages.filter((page) => !linked.has(join('docs', page)))).toEqual([]);
+  });
+});
+
+/** Every file under `dir` (recursively) whose name ends with one of `endings`. */
+function filesUnder(dir: string, endings: string[]): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return entry === 'node_modules' ? [] : filesUnder(path, endings);
+    return endings.some((ending) => entry.endsWith(ending)) ? [path] : [];
+  });
+}
+
+describe('pages the code points at', () => {
+  it('should exist, for every docs/<page>.md named in src, scripts, bench and test', () => {
+    const code = ['src', 'scripts', 'bench', 'test']
+      .flatMap((dir) => filesUnder(join(PROJECT_ROOT, dir), ['.ts', '.graphql']))
+      .filter((file) => file !== fileURLToPath(import.meta.url));
+    const named = code.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bdocs\/([\w-]+\.md)\b/g)].map(
+        (match) => `${relative(PROJECT_ROOT, file)}: docs/${match[1] ?? ''}`,
+      ),
+    );
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter((entry) => !existsSync(join(DOCS, entry.split('docs/').pop() ?? '')))).toEqual([]);
   });
 });
 
