@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../src/project-root.js';
+import { anchorOf, anchorsOf } from '../../support/markdown.js';
 
 const MAP_PATH = join(PROJECT_ROOT, 'docs', 'rules.md');
 
@@ -99,21 +100,6 @@ function problemOf(ref: Reference, root: string): string | null {
     return `line ${ref.line}: ${ref.path} has no member ${method} (in ${owner})`;
   }
   return null;
-}
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-function anchorOf(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-}
-
-function anchorsOf(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  for (const match of markdown.matchAll(/^#{1,6}\s+(.+)$/gm)) anchors.add(anchorOf(match[1] ?? ''));
-  return anchors;
 }
 
 const map = readFileSync(MAP_PATH, 'utf8');
