@@ -1,8 +1,9 @@
 /**
  * An assistant's connected tools as a remote MCP server (issue 27): `POST`, `GET` and `DELETE`
- * on `/mcp/{assistantId}`, MCP Streamable HTTP, through the SDK 1.32 server classes (a `Server`
- * and a stateless `StreamableHTTPServerTransport` per request: nothing of a session is kept in
- * an instance, so any instance answers any request).
+ * on `/mcp/{assistantId}`, MCP Streamable HTTP. A POST's JSON-RPC goes through the hand-written
+ * dispatcher of rpc.ts (the SDK 1.32 `Server` + `StreamableHTTPServerTransport` built per request
+ * cost too much: docs/mcp-clients.md, "How it is served"); the GET stream still uses the SDK
+ * classes. Nothing of a session is kept in an instance, so any instance answers any request.
  *
  * - Who: an MCP_CLIENT token bound to that assistant, decided from the headers alone (401 with the
  *   protected-resource metadata, 403 for another assistant's token or another role).
@@ -19,12 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
 import { bearerToken } from '../auth/tokens.js';
@@ -40,6 +36,16 @@ import { dialectToolsOf } from '../turns/tool-cache.js';
 import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
 import { McpConversations } from './conversations.js';
+import {
+  answer,
+  postHeadersProblem,
+  readBatch,
+  RPC,
+  RpcFault,
+  sseEvent,
+  type RpcHandlers,
+  type RpcRequest,
+} from './rpc.js';
 import {
   conversationOf,
   DEFAULT_HEADER_VERSION,
@@ -59,6 +65,7 @@ export const RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource/m
 /** The most messages in one 2025-03-26 batch. */
 export const MCP_BATCH_MAX = 32;
 const SERVER_INFO = { name: 'connected-tools', version: '1.0.0' };
+const SERVER = { serverInfo: SERVER_INFO };
 
 /** A JSON-RPC error answered before the SDK sees the request. */
 function rpcError(
@@ -80,12 +87,16 @@ function assistantOf(pathname: string, prefix: string): { globalId: string; id: 
 }
 
 /** JSON unless the client prefers SSE: text/event-stream listed first, or a progressToken to stream. */
-function wantsSse(accept: string | undefined, messages: readonly unknown[]): boolean {
+function wantsSse(accept: string | undefined, requests: readonly RpcRequest[]): boolean {
   const first = (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim();
   if (first === 'text/event-stream') return true;
-  return messages.some((m) => {
-    const meta = (m as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta;
-    return meta?.progressToken !== undefined;
+  return requests.some((r) => {
+    const meta = r.params._meta;
+    return (
+      meta !== null &&
+      typeof meta === 'object' &&
+      (meta as { progressToken?: unknown }).progressToken !== undefined
+    );
   });
 }
 
@@ -219,6 +230,8 @@ export class McpEndpoint {
       return;
     }
 
+    const problem = postHeadersProblem(header(req, 'accept'), header(req, 'content-type'));
+    if (problem) return rpcError(res, req, problem.status, RPC.TRANSPORT, problem.message);
     const limit = this.services.config.mcpServer.maxBodyBytes;
     const body = await readBody(req, limit);
     if (body === null)
@@ -229,86 +242,80 @@ export class McpEndpoint {
     } catch {
       return rpcError(res, req, 400, ErrorCode.ParseError, 'Parse error: the body is not JSON');
     }
-    const messages = Array.isArray(parsed) ? parsed : [parsed];
     // Batches were removed in 2025-06-18: only a 2025-03-26 client (or one that names no version,
     // which the transport spec reads as 2025-03-26) may send one, of at most MCP_BATCH_MAX messages.
-    if (Array.isArray(parsed)) {
-      const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
-      if (version !== '2025-03-26')
-        return rpcError(
-          res,
-          req,
-          400,
-          ErrorCode.InvalidRequest,
-          `batches are not part of protocol version ${version}`,
-        );
-      if (parsed.length === 0 || parsed.length > MCP_BATCH_MAX)
-        return rpcError(
-          res,
-          req,
-          400,
-          ErrorCode.InvalidRequest,
-          `a batch holds 1 to ${MCP_BATCH_MAX} messages`,
-        );
-    }
+    const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
+    const read = readBatch(parsed, version === '2025-03-26', MCP_BATCH_MAX, version);
+    if (!read.ok) return rpcError(res, req, 400, read.code, read.message);
+    const { messages } = read;
 
     // `initialize` negotiates among the versions served here, and begins a session.
-    let newSession: string | null = null;
     for (const m of messages) {
-      if (m && typeof m === 'object' && (m as { method?: unknown }).method === 'initialize') {
-        const params = ((m as { params?: unknown }).params ?? {}) as Record<string, unknown>;
-        params.protocolVersion = negotiatedVersion(params.protocolVersion);
-        newSession = sessionId(
+      if (m.kind === 'request' && m.request.method === 'initialize') {
+        const newSession = sessionId(
           {
             assistantId: assistant.id,
             tokenId: principal.tokenId,
-            version: params.protocolVersion as SessionClaims['version'],
+            version: negotiatedVersion(m.request.params.protocolVersion),
             key: randomBytes(18).toString('base64url'),
           },
           this.#mac,
         );
+        res.setHeader('mcp-session-id', newSession);
       }
     }
-    if (newSession !== null) res.setHeader('mcp-session-id', newSession);
-    res.setHeader('cache-control', 'no-store');
-
-    const server = this.#server(principal, assistant.id, session);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: !wantsSse(header(req, 'accept'), messages),
-    });
-    res.on('close', () => void server.close().catch(() => undefined));
-    await server.connect(transport);
-    await transport.handleRequest(req, res, parsed);
+    const handlers = this.#handlers(principal, assistant.id, session);
+    const requests: RpcRequest[] = [];
+    for (const m of messages) {
+      if (m.kind === 'request') requests.push(m.request);
+      else if (m.kind === 'notification') handlers.notify?.(m.notification);
+    }
+    // Only notifications or responses: 202 Accepted, no body.
+    if (requests.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
+    if (wantsSse(header(req, 'accept'), requests)) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+      });
+      await Promise.all(
+        requests.map(async (r) => {
+          const response = await answer(r, handlers, SERVER);
+          if (!res.writableEnded) res.write(sseEvent(response));
+        }),
+      );
+      res.end();
+      return;
+    }
+    const responses = await Promise.all(requests.map((r) => answer(r, handlers, SERVER)));
+    const text = JSON.stringify(read.batch ? responses : responses[0]);
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(text);
   };
 
-  /** The SDK server of one request: its tools/list and tools/call on this assistant. */
-  #server(principal: Principal, assistantId: string, session: SessionClaims | null): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
-      const tools = await this.services.toolCache.get(assistantId);
-      if (!tools) throw new McpError(ErrorCode.InvalidRequest, 'the assistant does not exist');
-      const list = dialectToolsOf(tools, 'GENERIC');
-      // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
-      const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
-      const page = toolsPage(callable, request.params?.cursor, this.services.config.mcpServer.pageSize);
-      if (!page.ok) throw new McpError(ErrorCode.InvalidParams, page.message);
-      return page.nextCursor === undefined
-        ? { tools: page.tools }
-        : { tools: page.tools, nextCursor: page.nextCursor };
-    });
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const conversation = conversationOf(principal.tokenId, session, request.params._meta);
-      if (!conversation.ok) throw new McpError(ErrorCode.InvalidParams, conversation.message);
-      return this.#call(
-        principal,
-        assistantId,
-        conversation.conversationId,
-        request.params.name,
-        (request.params.arguments ?? {}) as JsonObject,
-      );
-    });
-    return server;
+  /** This request's tools/list and tools/call on this assistant, for the dispatcher (rpc.ts). */
+  #handlers(principal: Principal, assistantId: string, session: SessionClaims | null): RpcHandlers {
+    return {
+      listTools: async (cursor) => {
+        const tools = await this.services.toolCache.get(assistantId);
+        if (!tools) throw new RpcFault(ErrorCode.InvalidRequest, 'the assistant does not exist');
+        const list = dialectToolsOf(tools, 'GENERIC');
+        // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
+        const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
+        const page = toolsPage(callable, cursor, this.services.config.mcpServer.pageSize);
+        if (!page.ok) throw new RpcFault(ErrorCode.InvalidParams, page.message);
+        return page.nextCursor === undefined
+          ? { tools: page.tools }
+          : { tools: page.tools, nextCursor: page.nextCursor };
+      },
+      callTool: async (params) => {
+        const conversation = conversationOf(principal.tokenId, session, params.meta);
+        if (!conversation.ok) throw new RpcFault(ErrorCode.InvalidParams, conversation.message);
+        return this.#call(principal, assistantId, conversation.conversationId, params.name, params.arguments);
+      },
+    };
   }
 
   async #call(
