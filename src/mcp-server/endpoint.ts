@@ -35,6 +35,7 @@ import { FINISHED_MESSAGE } from '../turns/call-path.js';
 import { dialectToolsOf } from '../turns/tool-cache.js';
 import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
+import type { ProgressLine } from '../turns/progress.js';
 import { McpConversations } from './conversations.js';
 import {
   answer,
@@ -43,7 +44,9 @@ import {
   RPC,
   RpcFault,
   sseEvent,
+  progressNotification,
   type RpcHandlers,
+  type RpcMessage,
   type RpcRequest,
 } from './rpc.js';
 import {
@@ -87,11 +90,12 @@ function assistantOf(pathname: string, prefix: string): { globalId: string; id: 
 }
 
 /** JSON unless the client prefers SSE: text/event-stream listed first, or a progressToken to stream. */
-function wantsSse(accept: string | undefined, requests: readonly RpcRequest[]): boolean {
+function wantsSse(accept: string | undefined, messages: readonly RpcMessage[]): boolean {
   const first = (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim();
   if (first === 'text/event-stream') return true;
-  return requests.some((r) => {
-    const meta = r.params._meta;
+  return messages.some((m) => {
+    if (m.kind !== 'request') return false;
+    const meta = m.request.params._meta;
     return (
       meta !== null &&
       typeof meta === 'object' &&
@@ -264,8 +268,11 @@ export class McpEndpoint {
         res.setHeader('mcp-session-id', newSession);
       }
     }
-    const handlers = this.#handlers(principal, assistant.id, session);
     const requests: RpcRequest[] = [];
+    const sse = wantsSse(header(req, 'accept'), messages);
+    // On SSE, progress goes out before the result; on JSON there is nowhere to send it.
+    const emit = sse ? (message: unknown) => void (res.writableEnded || res.write(sseEvent(message))) : null;
+    const handlers = this.#handlers(principal, assistant.id, session, emit);
     for (const m of messages) {
       if (m.kind === 'request') requests.push(m.request);
       else if (m.kind === 'notification') handlers.notify?.(m.notification);
@@ -275,18 +282,13 @@ export class McpEndpoint {
       res.writeHead(202).end();
       return;
     }
-    if (wantsSse(header(req, 'accept'), requests)) {
+    if (sse) {
       res.writeHead(200, {
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache, no-transform',
         'x-accel-buffering': 'no',
       });
-      await Promise.all(
-        requests.map(async (r) => {
-          const response = await answer(r, handlers, SERVER);
-          if (!res.writableEnded) res.write(sseEvent(response));
-        }),
-      );
+      await Promise.all(requests.map(async (r) => emit!(await answer(r, handlers, SERVER))));
       res.end();
       return;
     }
@@ -296,7 +298,12 @@ export class McpEndpoint {
   };
 
   /** This request's tools/list and tools/call on this assistant, for the dispatcher (rpc.ts). */
-  #handlers(principal: Principal, assistantId: string, session: SessionClaims | null): RpcHandlers {
+  #handlers(
+    principal: Principal,
+    assistantId: string,
+    session: SessionClaims | null,
+    emit: ((message: unknown) => void) | null,
+  ): RpcHandlers {
     return {
       listTools: async (cursor) => {
         const tools = await this.services.toolCache.get(assistantId);
@@ -313,7 +320,25 @@ export class McpEndpoint {
       callTool: async (params) => {
         const conversation = conversationOf(principal.tokenId, session, params.meta);
         if (!conversation.ok) throw new RpcFault(ErrorCode.InvalidParams, conversation.message);
-        return this.#call(principal, assistantId, conversation.conversationId, params.name, params.arguments);
+        const token = params.progressToken;
+        let onProgress: ((line: ProgressLine) => void) | null = null;
+        if (token !== undefined && emit !== null) {
+          let last: number | null = null;
+          onProgress = (line) => {
+            const n = progressNotification(token, line, last);
+            if (n === null) return;
+            last = line.progress;
+            emit(n);
+          };
+        }
+        return this.#call(
+          principal,
+          assistantId,
+          conversation.conversationId,
+          params.name,
+          params.arguments,
+          onProgress,
+        );
       },
     };
   }
@@ -324,6 +349,7 @@ export class McpEndpoint {
     conversationId: string,
     name: string,
     args: JsonObject,
+    onProgress: ((line: ProgressLine) => void) | null = null,
   ): Promise<McpCallResult> {
     const cap = this.services.config.mcpServer.callsPerToken;
     const running = this.#inFlight.get(principal.tokenId) ?? 0;
@@ -338,7 +364,7 @@ export class McpEndpoint {
     try {
       for (let attempt = 0; ; attempt++) {
         const turnId = await this.conversations.turnOf(principal, assistantId, conversationId);
-        const result = await this.services.turns.call(principal, turnId, name, args);
+        const result = await this.services.turns.call(principal, turnId, name, args, null, onProgress);
         // The conversation's Turn was finished (idle, elsewhere) and nothing was sent: on a new one.
         if (result.callId === null && result.message === FINISHED_MESSAGE && attempt === 0) {
           this.conversations.forget(assistantId, conversationId);

@@ -236,3 +236,20 @@ export async function answer(
 export function sseEvent(message: unknown): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
+
+/**
+ * The client's `notifications/progress` for one line of the tool server's progress, or null when
+ * it would not be monotonic (the spec: "The progress value MUST increase with each notification")
+ * or is not progress. `last` is the value last passed on (null: none yet).
+ */
+export function progressNotification(
+  progressToken: RpcId,
+  line: { progress: number | null; total: number | null; message: string | null },
+  last: number | null,
+): { jsonrpc: '2.0'; method: 'notifications/progress'; params: Record<string, unknown> } | null {
+  if (line.progress === null || (last !== null && line.progress <= last)) return null;
+  const params: Record<string, unknown> = { progressToken, progress: line.progress };
+  if (line.total !== null) params.total = line.total;
+  if (line.message !== null) params.message = line.message;
+  return { jsonrpc: '2.0', method: 'notifications/progress', params };
+}

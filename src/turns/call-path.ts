@@ -30,7 +30,7 @@ import { CallProgress } from './call-progress.js';
 import { rejectionMessage } from './arguments.js';
 import { dispatch } from './dispatch.js';
 import { eventArguments, eventResult, type EventArguments } from './event-payload.js';
-import type { ProgressRecord } from './progress.js';
+import type { ProgressLine, ProgressRecord } from './progress.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
@@ -523,9 +523,11 @@ export class CallPath {
     modelArgs: JsonObject,
     /** The runtime request's W3C trace context, validated: sent on and recorded on the TurnCall. */
     trace: TraceContext | null = null,
+    /** Hears the tool server's progress as it comes (the MCP endpoint's pass-through). */
+    onProgress: ((line: ProgressLine) => void) | null = null,
   ): Promise<CallToolResult> {
     const seen = { connectionId: null as string | null };
-    const result = await this.#run(turn, rawName, modelArgs, trace, seen);
+    const result = await this.#run(turn, rawName, modelArgs, trace, seen, onProgress);
     result.dialect = turn.dialect;
     this.services.metrics.toolCall(seen.connectionId, result.status, result.durationMs);
     return result;
@@ -537,6 +539,7 @@ export class CallPath {
     modelArgs: JsonObject,
     trace: TraceContext | null,
     seen: { connectionId: string | null },
+    onProgress: ((line: ProgressLine) => void) | null,
   ): Promise<CallToolResult> {
     // Tool search (issue 31): a search is answered and recorded by src/turns/search/.
     if (turn.search && rawName === SEARCH_TOOLS_NAME) {
@@ -560,6 +563,7 @@ export class CallPath {
       if (refused) return refused;
     }
     const progress = this.#progress(call, start);
+    progress.listener = onProgress;
     const result = await this.#dispatch(call, checked, progress);
     this.#settle(call, checked, start, result);
     return this.#finish(call, checked, start, progress, result);

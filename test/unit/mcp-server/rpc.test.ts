@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   answer,
   postHeadersProblem,
+  progressNotification,
   readBatch,
   readMessage,
   RPC,
@@ -210,5 +211,28 @@ describe('answering', () => {
     expect(sseEvent({ jsonrpc: '2.0', id: 1, result: {} })).toBe(
       'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n',
     );
+  });
+});
+
+describe('progress passed on', () => {
+  it("carries the client's token, only increasing values, and drops what is not progress", () => {
+    const line = (progress: number | null, total: number | null = null, message: string | null = null) => ({
+      progress,
+      total,
+      message,
+    });
+    expect(progressNotification('pt', line(1, 3, 'one'), null)).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 'pt', progress: 1, total: 3, message: 'one' },
+    });
+    expect(progressNotification(7, line(0.5), null)).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 7, progress: 0.5 },
+    });
+    expect(progressNotification('pt', line(2), 2)).toBeNull();
+    expect(progressNotification('pt', line(1), 2)).toBeNull();
+    expect(progressNotification('pt', line(null), null)).toBeNull();
   });
 });
