@@ -31,7 +31,7 @@ import type { RequestLogRecord } from '../http/request-log.js';
 import { actorOf, addErrorCodes } from '../http/request-log.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
-import { FINISHED_MESSAGE } from '../turns/call-path.js';
+import { FINISHED_MESSAGE, type CallLive } from '../turns/call-path.js';
 import { dialectToolsOf } from '../turns/tool-cache.js';
 import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
@@ -112,6 +112,11 @@ export class McpEndpoint {
   /** Open GET streams: their token and assistant, to close or notify them. */
   readonly #streams = new Map<Server, { tokenId: string; workspaceId: string | null; close: () => void }>();
   readonly #stops: (() => void)[] = [];
+  /**
+   * Calls in flight on this instance that a `notifications/cancelled` may stop, keyed by the
+   * token, the session (or none) and the request id: one client cannot cancel another's call.
+   */
+  readonly #cancellable = new Map<string, AbortController>();
 
   constructor(private readonly services: Services) {
     const { config } = services;
@@ -272,7 +277,8 @@ export class McpEndpoint {
     const sse = wantsSse(header(req, 'accept'), messages);
     // On SSE, progress goes out before the result; on JSON there is nowhere to send it.
     const emit = sse ? (message: unknown) => void (res.writableEnded || res.write(sseEvent(message))) : null;
-    const handlers = this.#handlers(principal, assistant.id, session, emit);
+    const cancelled = new Set<RpcRequest['id']>();
+    const handlers = this.#handlers(principal, assistant.id, session, emit, cancelled);
     for (const m of messages) {
       if (m.kind === 'request') requests.push(m.request);
       else if (m.kind === 'notification') handlers.notify?.(m.notification);
@@ -288,11 +294,23 @@ export class McpEndpoint {
         'cache-control': 'no-cache, no-transform',
         'x-accel-buffering': 'no',
       });
-      await Promise.all(requests.map(async (r) => emit!(await answer(r, handlers, SERVER))));
+      await Promise.all(
+        requests.map(async (r) => {
+          const response = await answer(r, handlers, SERVER);
+          // A cancelled request gets no response (the spec's cancellation utility).
+          if (!cancelled.has(r.id)) emit!(response);
+        }),
+      );
       res.end();
       return;
     }
-    const responses = await Promise.all(requests.map((r) => answer(r, handlers, SERVER)));
+    const answered = await Promise.all(requests.map((r) => answer(r, handlers, SERVER)));
+    const responses = answered.filter((r) => r.id === null || !cancelled.has(r.id));
+    // Every request was cancelled: nothing to answer, as for a POST of notifications.
+    if (responses.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
     const text = JSON.stringify(read.batch ? responses : responses[0]);
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(text);
   };
@@ -303,8 +321,16 @@ export class McpEndpoint {
     assistantId: string,
     session: SessionClaims | null,
     emit: ((message: unknown) => void) | null,
+    cancelled: Set<RpcRequest['id']>,
   ): RpcHandlers {
+    const scope = `${principal.tokenId}\u0000${session?.key ?? ''}\u0000`;
     return {
+      notify: (n) => {
+        if (n.method !== 'notifications/cancelled') return;
+        const id = n.params.requestId;
+        if (typeof id !== 'string' && typeof id !== 'number') return;
+        this.#cancellable.get(scope + JSON.stringify(id))?.abort();
+      },
       listTools: async (cursor) => {
         const tools = await this.services.toolCache.get(assistantId);
         if (!tools) throw new RpcFault(ErrorCode.InvalidRequest, 'the assistant does not exist');
@@ -317,7 +343,7 @@ export class McpEndpoint {
           ? { tools: page.tools }
           : { tools: page.tools, nextCursor: page.nextCursor };
       },
-      callTool: async (params) => {
+      callTool: async (params, id) => {
         const conversation = conversationOf(principal.tokenId, session, params.meta);
         if (!conversation.ok) throw new RpcFault(ErrorCode.InvalidParams, conversation.message);
         const token = params.progressToken;
@@ -331,14 +357,28 @@ export class McpEndpoint {
             emit(n);
           };
         }
-        return this.#call(
-          principal,
-          assistantId,
-          conversation.conversationId,
-          params.name,
-          params.arguments,
-          onProgress,
-        );
+        const key = scope + JSON.stringify(id);
+        // A second call with the id of one in flight is not cancellable: the first keeps its key.
+        const controller = this.#cancellable.has(key) ? null : new AbortController();
+        if (controller) this.#cancellable.set(key, controller);
+        try {
+          return await this.#call(
+            principal,
+            assistantId,
+            conversation.conversationId,
+            params.name,
+            params.arguments,
+            {
+              ...(onProgress ? { onProgress } : {}),
+              ...(controller ? { signal: controller.signal } : {}),
+            },
+          );
+        } finally {
+          if (controller) {
+            this.#cancellable.delete(key);
+            if (controller.signal.aborted) cancelled.add(id);
+          }
+        }
       },
     };
   }
@@ -349,7 +389,7 @@ export class McpEndpoint {
     conversationId: string,
     name: string,
     args: JsonObject,
-    onProgress: ((line: ProgressLine) => void) | null = null,
+    live: CallLive | null = null,
   ): Promise<McpCallResult> {
     const cap = this.services.config.mcpServer.callsPerToken;
     const running = this.#inFlight.get(principal.tokenId) ?? 0;
@@ -364,7 +404,7 @@ export class McpEndpoint {
     try {
       for (let attempt = 0; ; attempt++) {
         const turnId = await this.conversations.turnOf(principal, assistantId, conversationId);
-        const result = await this.services.turns.call(principal, turnId, name, args, null, onProgress);
+        const result = await this.services.turns.call(principal, turnId, name, args, null, live);
         // The conversation's Turn was finished (idle, elsewhere) and nothing was sent: on a new one.
         if (result.callId === null && result.message === FINISHED_MESSAGE && attempt === 0) {
           this.conversations.forget(assistantId, conversationId);

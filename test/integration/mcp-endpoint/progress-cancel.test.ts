@@ -17,6 +17,7 @@ import {
   type SdkServerHandle,
 } from '../../support/mcp-servers.js';
 import { buildWorld, connectTools, type World } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
 
 const KEY = 'sk-progress-secret-7f3a9c';
 
@@ -29,7 +30,33 @@ async function progress(extra: PeerExtra, value: number, total: number, message:
   });
 }
 
+/** The upstream calls of `wait` and `slow_write`, and whether the tool server saw each aborted. */
+const upstream = { waits: 0, waitAborted: 0, writes: 0, writesDone: 0, release: () => {} };
+let released = new Promise<void>((resolve) => (upstream.release = resolve));
+
 const TOOLS: PeerTool[] = [
+  {
+    name: 'wait',
+    description: 'Waits until its request is aborted',
+    annotations: { readOnlyHint: true },
+    handler: async (_args, extra) => {
+      upstream.waits++;
+      await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
+      upstream.waitAborted++;
+      return { content: [{ type: 'text', text: 'aborted' }] };
+    },
+  },
+  {
+    name: 'slow_write',
+    description: 'Writes once the test lets it',
+    annotations: { readOnlyHint: false, destructiveHint: true },
+    handler: async () => {
+      upstream.writes++;
+      await released;
+      upstream.writesDone++;
+      return { content: [{ type: 'text', text: 'written' }] };
+    },
+  },
   {
     name: 'steps',
     description: 'Does three steps, telling how far it is',
@@ -147,5 +174,71 @@ describe('progress through the MCP endpoint', () => {
     });
     expect(sse.headers.get('content-type')).toBe('text/event-stream');
     expect(await sse.text()).toBe('event: message\ndata: {"jsonrpc":"2.0","id":5,"result":{}}\n\n');
+  });
+});
+
+describe('cancellation through the MCP endpoint', () => {
+  it('stops waiting for a READ: the upstream request is aborted, the client gets no result, the TurnCall is recorded', async () => {
+    const client = await connect();
+    try {
+      const { tools } = await client.listTools();
+      const name = tools.map((x) => x.name).find((n) => n.endsWith('__wait'))!;
+      const abort = new AbortController();
+      const pending = client.callTool({ name, arguments: { n: 1 } }, undefined, { signal: abort.signal });
+      await waitUntil(() => upstream.waits === 1);
+      abort.abort('the user stopped it');
+      await expect(pending).rejects.toThrow();
+      // The SDK client sent notifications/cancelled; the endpoint aborted its request upstream.
+      await waitUntil(() => upstream.waitAborted === 1);
+      const [recorded] = await recordedCalls(t, w.assistantId, name, { n: 1 });
+      expect(recorded!.status).toBe('UPSTREAM_ERROR');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("cannot cancel another client's call: a cancel with the same request id from another session does nothing", async () => {
+    const a = await connect();
+    const b = await connect();
+    try {
+      const { tools } = await a.listTools();
+      const name = tools.map((x) => x.name).find((n) => n.endsWith('__wait'))!;
+      const abort = new AbortController();
+      const before = upstream.waitAborted;
+      const pending = a.callTool({ name, arguments: { n: 2 } }, undefined, { signal: abort.signal });
+      await waitUntil(() => upstream.waits === 2);
+      // b names every small request id a's call could have.
+      for (let id = 0; id < 10; id++)
+        await b.notification({ method: 'notifications/cancelled', params: { requestId: id } });
+      await b.ping();
+      expect(upstream.waitAborted).toBe(before);
+      abort.abort();
+      await expect(pending).rejects.toThrow();
+      await waitUntil(() => upstream.waitAborted === before + 1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('does not abandon a WRITE already sent: it runs to its end, recorded, with its ledger row', async () => {
+    const client = await connect();
+    try {
+      const { tools } = await client.listTools();
+      const name = tools.map((x) => x.name).find((n) => n.endsWith('__slow_write'))!;
+      const abort = new AbortController();
+      const pending = client.callTool({ name, arguments: { n: 3 } }, undefined, { signal: abort.signal });
+      await waitUntil(() => upstream.writes === 1);
+      abort.abort();
+      await expect(pending).rejects.toThrow();
+      upstream.release();
+      await waitUntil(() => upstream.writesDone === 1);
+      const [recorded] = await recordedCalls(t, w.assistantId, name, { n: 3 });
+      expect(recorded!.status).toBe('SUCCEEDED');
+      expect(recorded!.ledgerStatus).not.toBeNull();
+    } finally {
+      released = Promise.resolve();
+      await client.close();
+    }
   });
 });
