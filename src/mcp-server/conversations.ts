@@ -64,13 +64,7 @@ export class McpConversations {
   /** Finishes idle Turns every minute (or every idle time, when that is shorter). */
   start(): void {
     const every = Math.min(60_000, this.limits.turnIdleMs);
-    this.#sweep = setInterval(
-      () =>
-        void this.finishIdle().catch((err: unknown) =>
-          this.logger.warn({ err }, 'finishing idle MCP turns failed'),
-        ),
-      every,
-    );
+    this.#sweep = setInterval(() => void this.finishIdle().catch((err: unknown) => this.logger.warn({ err }, 'finishing idle MCP turns failed')), every);
     this.#sweep.unref();
   }
 
