@@ -1,8 +1,9 @@
 /**
  * An assistant's connected tools as a remote MCP server (issue 27): `POST`, `GET` and `DELETE`
- * on `/mcp/{assistantId}`, MCP Streamable HTTP, through the SDK 1.32 server classes (a `Server`
- * and a stateless `StreamableHTTPServerTransport` per request: nothing of a session is kept in
- * an instance, so any instance answers any request).
+ * on `/mcp/{assistantId}`, MCP Streamable HTTP. A POST's JSON-RPC goes through the hand-written
+ * dispatcher of rpc.ts (the SDK 1.32 `Server` + `StreamableHTTPServerTransport` built per request
+ * cost too much: docs/mcp-clients.md, "How it is served"); the GET stream still uses the SDK
+ * classes. Nothing of a session is kept in an instance, so any instance answers any request.
  *
  * - Who: an MCP_CLIENT token bound to that assistant, decided from the headers alone (401 with the
  *   protected-resource metadata, 403 for another assistant's token or another role).
@@ -19,12 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
 import { bearerToken } from '../auth/tokens.js';
@@ -35,11 +31,24 @@ import type { RequestLogRecord } from '../http/request-log.js';
 import { actorOf, addErrorCodes } from '../http/request-log.js';
 import type { JsonObject } from '../operations/types.js';
 import type { Services } from '../services.js';
-import { FINISHED_MESSAGE } from '../turns/call-path.js';
+import { FINISHED_MESSAGE, type CallLive } from '../turns/call-path.js';
 import { dialectToolsOf } from '../turns/tool-cache.js';
 import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
+import type { ProgressLine } from '../turns/progress.js';
 import { McpConversations } from './conversations.js';
+import {
+  answer,
+  postHeadersProblem,
+  readBatch,
+  RPC,
+  RpcFault,
+  sseEvent,
+  progressNotification,
+  type RpcHandlers,
+  type RpcMessage,
+  type RpcRequest,
+} from './rpc.js';
 import {
   conversationOf,
   DEFAULT_HEADER_VERSION,
@@ -59,6 +68,7 @@ export const RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource/m
 /** The most messages in one 2025-03-26 batch. */
 export const MCP_BATCH_MAX = 32;
 const SERVER_INFO = { name: 'connected-tools', version: '1.0.0' };
+const SERVER = { serverInfo: SERVER_INFO };
 
 /** A JSON-RPC error answered before the SDK sees the request. */
 function rpcError(
@@ -80,12 +90,17 @@ function assistantOf(pathname: string, prefix: string): { globalId: string; id: 
 }
 
 /** JSON unless the client prefers SSE: text/event-stream listed first, or a progressToken to stream. */
-function wantsSse(accept: string | undefined, messages: readonly unknown[]): boolean {
+function wantsSse(accept: string | undefined, messages: readonly RpcMessage[]): boolean {
   const first = (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim();
   if (first === 'text/event-stream') return true;
   return messages.some((m) => {
-    const meta = (m as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta;
-    return meta?.progressToken !== undefined;
+    if (m.kind !== 'request') return false;
+    const meta = m.request.params._meta;
+    return (
+      meta !== null &&
+      typeof meta === 'object' &&
+      (meta as { progressToken?: unknown }).progressToken !== undefined
+    );
   });
 }
 
@@ -97,6 +112,11 @@ export class McpEndpoint {
   /** Open GET streams: their token and assistant, to close or notify them. */
   readonly #streams = new Map<Server, { tokenId: string; workspaceId: string | null; close: () => void }>();
   readonly #stops: (() => void)[] = [];
+  /**
+   * Calls in flight on this instance that a `notifications/cancelled` may stop, keyed by the
+   * token, the session (or none) and the request id: one client cannot cancel another's call.
+   */
+  readonly #cancellable = new Map<string, AbortController>();
 
   constructor(private readonly services: Services) {
     const { config } = services;
@@ -219,6 +239,8 @@ export class McpEndpoint {
       return;
     }
 
+    const problem = postHeadersProblem(header(req, 'accept'), header(req, 'content-type'));
+    if (problem) return rpcError(res, req, problem.status, RPC.TRANSPORT, problem.message);
     const limit = this.services.config.mcpServer.maxBodyBytes;
     const body = await readBody(req, limit);
     if (body === null)
@@ -229,86 +251,136 @@ export class McpEndpoint {
     } catch {
       return rpcError(res, req, 400, ErrorCode.ParseError, 'Parse error: the body is not JSON');
     }
-    const messages = Array.isArray(parsed) ? parsed : [parsed];
     // Batches were removed in 2025-06-18: only a 2025-03-26 client (or one that names no version,
     // which the transport spec reads as 2025-03-26) may send one, of at most MCP_BATCH_MAX messages.
-    if (Array.isArray(parsed)) {
-      const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
-      if (version !== '2025-03-26')
-        return rpcError(
-          res,
-          req,
-          400,
-          ErrorCode.InvalidRequest,
-          `batches are not part of protocol version ${version}`,
-        );
-      if (parsed.length === 0 || parsed.length > MCP_BATCH_MAX)
-        return rpcError(
-          res,
-          req,
-          400,
-          ErrorCode.InvalidRequest,
-          `a batch holds 1 to ${MCP_BATCH_MAX} messages`,
-        );
-    }
+    const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
+    const read = readBatch(parsed, version === '2025-03-26', MCP_BATCH_MAX, version);
+    if (!read.ok) return rpcError(res, req, 400, read.code, read.message);
+    const { messages } = read;
 
     // `initialize` negotiates among the versions served here, and begins a session.
-    let newSession: string | null = null;
     for (const m of messages) {
-      if (m && typeof m === 'object' && (m as { method?: unknown }).method === 'initialize') {
-        const params = ((m as { params?: unknown }).params ?? {}) as Record<string, unknown>;
-        params.protocolVersion = negotiatedVersion(params.protocolVersion);
-        newSession = sessionId(
+      if (m.kind === 'request' && m.request.method === 'initialize') {
+        const newSession = sessionId(
           {
             assistantId: assistant.id,
             tokenId: principal.tokenId,
-            version: params.protocolVersion as SessionClaims['version'],
+            version: negotiatedVersion(m.request.params.protocolVersion),
             key: randomBytes(18).toString('base64url'),
           },
           this.#mac,
         );
+        res.setHeader('mcp-session-id', newSession);
       }
     }
-    if (newSession !== null) res.setHeader('mcp-session-id', newSession);
-    res.setHeader('cache-control', 'no-store');
-
-    const server = this.#server(principal, assistant.id, session);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: !wantsSse(header(req, 'accept'), messages),
-    });
-    res.on('close', () => void server.close().catch(() => undefined));
-    await server.connect(transport);
-    await transport.handleRequest(req, res, parsed);
+    const requests: RpcRequest[] = [];
+    const sse = wantsSse(header(req, 'accept'), messages);
+    // On SSE, progress goes out before the result; on JSON there is nowhere to send it.
+    const emit = sse ? (message: unknown) => void (res.writableEnded || res.write(sseEvent(message))) : null;
+    const cancelled = new Set<RpcRequest['id']>();
+    const handlers = this.#handlers(principal, assistant.id, session, emit, cancelled);
+    for (const m of messages) {
+      if (m.kind === 'request') requests.push(m.request);
+      else if (m.kind === 'notification') handlers.notify?.(m.notification);
+    }
+    // Only notifications or responses: 202 Accepted, no body.
+    if (requests.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
+    if (sse) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+      });
+      await Promise.all(
+        requests.map(async (r) => {
+          const response = await answer(r, handlers, SERVER);
+          // A cancelled request gets no response (the spec's cancellation utility).
+          if (!cancelled.has(r.id)) emit!(response);
+        }),
+      );
+      res.end();
+      return;
+    }
+    const answered = await Promise.all(requests.map((r) => answer(r, handlers, SERVER)));
+    const responses = answered.filter((r) => r.id === null || !cancelled.has(r.id));
+    // Every request was cancelled: nothing to answer, as for a POST of notifications.
+    if (responses.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
+    const text = JSON.stringify(read.batch ? responses : responses[0]);
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(text);
   };
 
-  /** The SDK server of one request: its tools/list and tools/call on this assistant. */
-  #server(principal: Principal, assistantId: string, session: SessionClaims | null): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
-      const tools = await this.services.toolCache.get(assistantId);
-      if (!tools) throw new McpError(ErrorCode.InvalidRequest, 'the assistant does not exist');
-      const list = dialectToolsOf(tools, 'GENERIC');
-      // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
-      const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
-      const page = toolsPage(callable, request.params?.cursor, this.services.config.mcpServer.pageSize);
-      if (!page.ok) throw new McpError(ErrorCode.InvalidParams, page.message);
-      return page.nextCursor === undefined
-        ? { tools: page.tools }
-        : { tools: page.tools, nextCursor: page.nextCursor };
-    });
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const conversation = conversationOf(principal.tokenId, session, request.params._meta);
-      if (!conversation.ok) throw new McpError(ErrorCode.InvalidParams, conversation.message);
-      return this.#call(
-        principal,
-        assistantId,
-        conversation.conversationId,
-        request.params.name,
-        (request.params.arguments ?? {}) as JsonObject,
-      );
-    });
-    return server;
+  /** This request's tools/list and tools/call on this assistant, for the dispatcher (rpc.ts). */
+  #handlers(
+    principal: Principal,
+    assistantId: string,
+    session: SessionClaims | null,
+    emit: ((message: unknown) => void) | null,
+    cancelled: Set<RpcRequest['id']>,
+  ): RpcHandlers {
+    const scope = `${principal.tokenId}\u0000${session?.key ?? ''}\u0000`;
+    return {
+      notify: (n) => {
+        if (n.method !== 'notifications/cancelled') return;
+        const id = n.params.requestId;
+        if (typeof id !== 'string' && typeof id !== 'number') return;
+        this.#cancellable.get(scope + JSON.stringify(id))?.abort();
+      },
+      listTools: async (cursor) => {
+        const tools = await this.services.toolCache.get(assistantId);
+        if (!tools) throw new RpcFault(ErrorCode.InvalidRequest, 'the assistant does not exist');
+        const list = dialectToolsOf(tools, 'GENERIC');
+        // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
+        const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
+        const page = toolsPage(callable, cursor, this.services.config.mcpServer.pageSize);
+        if (!page.ok) throw new RpcFault(ErrorCode.InvalidParams, page.message);
+        return page.nextCursor === undefined
+          ? { tools: page.tools }
+          : { tools: page.tools, nextCursor: page.nextCursor };
+      },
+      callTool: async (params, id) => {
+        const conversation = conversationOf(principal.tokenId, session, params.meta);
+        if (!conversation.ok) throw new RpcFault(ErrorCode.InvalidParams, conversation.message);
+        const token = params.progressToken;
+        let onProgress: ((line: ProgressLine) => void) | null = null;
+        if (token !== undefined && emit !== null) {
+          let last: number | null = null;
+          onProgress = (line) => {
+            const n = progressNotification(token, line, last);
+            if (n === null) return;
+            last = line.progress;
+            emit(n);
+          };
+        }
+        const key = scope + JSON.stringify(id);
+        // A second call with the id of one in flight is not cancellable: the first keeps its key.
+        const controller = this.#cancellable.has(key) ? null : new AbortController();
+        if (controller) this.#cancellable.set(key, controller);
+        try {
+          return await this.#call(
+            principal,
+            assistantId,
+            conversation.conversationId,
+            params.name,
+            params.arguments,
+            {
+              ...(onProgress ? { onProgress } : {}),
+              ...(controller ? { signal: controller.signal } : {}),
+            },
+          );
+        } finally {
+          if (controller) {
+            this.#cancellable.delete(key);
+            if (controller.signal.aborted) cancelled.add(id);
+          }
+        }
+      },
+    };
   }
 
   async #call(
@@ -317,6 +389,7 @@ export class McpEndpoint {
     conversationId: string,
     name: string,
     args: JsonObject,
+    live: CallLive | null = null,
   ): Promise<McpCallResult> {
     const cap = this.services.config.mcpServer.callsPerToken;
     const running = this.#inFlight.get(principal.tokenId) ?? 0;
@@ -331,7 +404,7 @@ export class McpEndpoint {
     try {
       for (let attempt = 0; ; attempt++) {
         const turnId = await this.conversations.turnOf(principal, assistantId, conversationId);
-        const result = await this.services.turns.call(principal, turnId, name, args);
+        const result = await this.services.turns.call(principal, turnId, name, args, null, live);
         // The conversation's Turn was finished (idle, elsewhere) and nothing was sent: on a new one.
         if (result.callId === null && result.message === FINISHED_MESSAGE && attempt === 0) {
           this.conversations.forget(assistantId, conversationId);

@@ -30,7 +30,7 @@ import { CallProgress } from './call-progress.js';
 import { rejectionMessage } from './arguments.js';
 import { dispatch } from './dispatch.js';
 import { eventArguments, eventResult, type EventArguments } from './event-payload.js';
-import type { ProgressRecord } from './progress.js';
+import type { ProgressLine, ProgressRecord } from './progress.js';
 import { failure, type CallResult } from './result.js';
 import {
   checkArguments,
@@ -471,6 +471,16 @@ interface StartRecord {
 }
 
 /**
+ * What a front door may give one call besides its arguments: a listener of the tool server's
+ * progress (passed on by the MCP endpoint) and a signal that cancels a READ (a WRITE is never
+ * abandoned once sent: it runs to its end and is recorded, with its ledger row).
+ */
+export interface CallLive {
+  onProgress?: (line: ProgressLine) => void;
+  signal?: AbortSignal;
+}
+
+/**
  * The call path (I/O) both front doors use: GraphQL `callTool` and the MCP endpoint. A call goes
  * through five steps, each its own method: resolve (the name and its operation, from the cache),
  * check (the arguments, the dialect, both gates, the guards), record (the start, and a WRITE's
@@ -523,9 +533,11 @@ export class CallPath {
     modelArgs: JsonObject,
     /** The runtime request's W3C trace context, validated: sent on and recorded on the TurnCall. */
     trace: TraceContext | null = null,
+    /** What the MCP endpoint gives a call: a progress listener and a cancellation signal. */
+    live: CallLive | null = null,
   ): Promise<CallToolResult> {
     const seen = { connectionId: null as string | null };
-    const result = await this.#run(turn, rawName, modelArgs, trace, seen);
+    const result = await this.#run(turn, rawName, modelArgs, trace, seen, live);
     result.dialect = turn.dialect;
     this.services.metrics.toolCall(seen.connectionId, result.status, result.durationMs);
     return result;
@@ -537,6 +549,7 @@ export class CallPath {
     modelArgs: JsonObject,
     trace: TraceContext | null,
     seen: { connectionId: string | null },
+    live: CallLive | null,
   ): Promise<CallToolResult> {
     // Tool search (issue 31): a search is answered and recorded by src/turns/search/.
     if (turn.search && rawName === SEARCH_TOOLS_NAME) {
@@ -560,7 +573,8 @@ export class CallPath {
       if (refused) return refused;
     }
     const progress = this.#progress(call, start);
-    const result = await this.#dispatch(call, checked, progress);
+    progress.listener = live?.onProgress ?? null;
+    const result = await this.#dispatch(call, checked, progress, live?.signal);
     this.#settle(call, checked, start, result);
     return this.#finish(call, checked, start, progress, result);
   }
@@ -796,7 +810,12 @@ export class CallPath {
    * cap), unless the check gave an early result. The tool gets exactly the model's arguments
    * (mapped back from the turn's dialect, where it has one); only the records are made storable.
    */
-  async #dispatch(call: Call, checked: Checked, progress: CallProgress): Promise<CallResult> {
+  async #dispatch(
+    call: Call,
+    checked: Checked,
+    progress: CallProgress,
+    signal: AbortSignal | undefined,
+  ): Promise<CallResult> {
     if (checked.early) return checked.early;
     try {
       return await dispatch(
@@ -806,6 +825,8 @@ export class CallPath {
         checked.args,
         (n, scrub) => progress.receive(n, scrub),
         call.trace,
+        // Only a READ stops waiting when cancelled: a WRITE already sent runs to its end, recorded.
+        call.op!.risk === 'WRITE' ? undefined : signal,
       );
     } catch (err) {
       // A bug of ours must still not break the conversation.

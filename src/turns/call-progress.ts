@@ -37,6 +37,11 @@ export class CallProgress {
   readonly #gate: ProgressGate;
   readonly #started = performance.now();
   #chain: Promise<void> = Promise.resolve();
+  /**
+   * Who else hears the call's PROGRESS lines, as they come (before the recording's interval): the
+   * MCP endpoint passes them on to a client that gave a progressToken. Null: nobody.
+   */
+  listener: ((line: ProgressLine) => void) | null = null;
 
   constructor(
     private readonly orm: MikroORM,
@@ -61,7 +66,9 @@ export class CallProgress {
   receive(notification: ServerNotification, scrub: (text: string) => string): void {
     const atMs = Math.round(this.now() - this.#started);
     const line = toProgressLine(notification, atMs, scrub);
-    if (!line || !this.#gate.offer(line, this.now())) return;
+    if (!line) return;
+    if (this.listener !== null && line.kind === 'PROGRESS') this.listener(line);
+    if (!this.#gate.offer(line, this.now())) return;
     this.#emit(line);
   }
 

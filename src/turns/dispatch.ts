@@ -139,6 +139,8 @@ export async function dispatch(
   onNotification?: (notification: ServerNotification, scrub: (text: string) => string) => void,
   /** The runtime's W3C trace context, validated (`trace.ts`): passed on to the tool server. */
   trace: TraceContext | null = null,
+  /** Cancels the call (a READ's, from the MCP endpoint's notifications/cancelled). */
+  signal?: AbortSignal,
 ): Promise<CallResult> {
   if (op.connection.status === 'NEEDS_SIGN_IN') {
     return failure(
@@ -171,6 +173,7 @@ export async function dispatch(
     inputSchema: op.inputSchema,
     onNotification: notify,
     ...(trace ? { trace } : {}),
+    ...(signal ? { signal } : {}),
   });
   if (
     outcome.kind === 'auth_required' &&

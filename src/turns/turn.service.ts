@@ -29,6 +29,7 @@ import type { DeclaredToolRecord } from './turn.entity.js';
 import {
   CallPath,
   DEFAULT_RECORD_RETRY_DELAYS_MS,
+  type CallLive,
   type CallToolResult,
   type TurnState,
 } from './call-path.js';
@@ -386,8 +387,10 @@ export class TurnService {
     args: JsonObject,
     /** The runtime request's W3C trace context, validated: sent on and recorded on the TurnCall. */
     trace: TraceContext | null = null,
+    /** What the MCP endpoint gives a call: a progress listener and a cancellation signal. */
+    live: CallLive | null = null,
   ): Promise<CallToolResult> {
-    return this.path.call(await this.#turn(principal, turnId), rawName, args, trace);
+    return this.path.call(await this.#turn(principal, turnId), rawName, args, trace, live);
   }
 
   /** Stops the background retries (shutdown); the ledger sweep closes what they leave. */
