@@ -45,6 +45,7 @@ import {
   DEFAULT_HEADER_VERSION,
   mcpCallResult,
   negotiatedVersion,
+  originAllowed,
   readSessionId,
   sessionId,
   toolsPage,
@@ -163,6 +164,12 @@ export class McpEndpoint {
   ): Promise<void> => {
     const assistant = assistantOf(url.pathname, MCP_PATH_PREFIX);
     if (!assistant) return sendJson(res, 404, { error: 'not found' });
+    // A browser's page from elsewhere (DNS rebinding) is refused before anything else.
+    const { publicUrl, mcpServer } = this.services.config;
+    if (!originAllowed(header(req, 'origin'), publicUrl, mcpServer.allowedOrigins)) {
+      addErrorCodes(record, ['FORBIDDEN']);
+      return rpcError(res, req, 403, -32001, 'Forbidden: this Origin may not use the MCP endpoint');
+    }
     // The token first, from the headers alone: nothing of a refused request is read or parsed.
     const token = bearerToken(req.headers.authorization);
     const principal = await this.services.auth.authenticate(this.services.orm.em.getConnection(), token);
