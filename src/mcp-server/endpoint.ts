@@ -40,6 +40,7 @@ import { dialectToolsOf } from '../turns/tool-cache.js';
 import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
 import { McpConversations } from './conversations.js';
+import { EndedSessions } from './ended-sessions.js';
 import {
   conversationOf,
   DEFAULT_HEADER_VERSION,
@@ -92,6 +93,7 @@ function wantsSse(accept: string | undefined, messages: readonly unknown[]): boo
 
 export class McpEndpoint {
   readonly conversations: McpConversations;
+  readonly #ended: EndedSessions;
   readonly #mac: Mac;
   /** Calls in flight per token (on this instance). */
   readonly #inFlight = new Map<string, number>();
@@ -106,6 +108,11 @@ export class McpEndpoint {
       services.turns,
       services.logger,
       config.mcpServer,
+    );
+    this.#ended = new EndedSessions(
+      () => services.orm.em.getConnection(),
+      services.notifier,
+      config.mcpServer.conversationsMax,
     );
     this.#mac = (parts) => services.secrets.fingerprint(['mcp-session', ...parts]);
     // A revoked token's open streams close at once (the revocation reaches every instance by NOTIFY).
@@ -131,6 +138,7 @@ export class McpEndpoint {
 
   close(): void {
     this.conversations.close();
+    this.#ended.close();
     for (const stop of this.#stops) stop();
     for (const [, s] of this.#streams) s.close();
   }
@@ -209,7 +217,13 @@ export class McpEndpoint {
     let session: SessionClaims | null = null;
     if (sessionHeader !== undefined) {
       session = readSessionId(sessionHeader, this.#mac);
-      if (!session || session.tokenId !== principal.tokenId || session.assistantId !== assistant.id)
+      // Ended by its DELETE, here or on another instance: as unknown as a session never begun.
+      if (
+        !session ||
+        session.tokenId !== principal.tokenId ||
+        session.assistantId !== assistant.id ||
+        (await this.#ended.isEnded(session.key))
+      )
         return rpcError(res, req, 404, -32001, 'Session not found: initialize again without a session id');
     }
 
@@ -357,6 +371,7 @@ export class McpEndpoint {
   async #endSession(principal: Principal, assistantId: string, session: SessionClaims): Promise<void> {
     const conversationId = conversationOf(principal.tokenId, session, undefined);
     if (!conversationId.ok) return;
+    await this.#ended.end(session.key, principal.tokenId);
     const turnId = await this.conversations.turnOf(principal, assistantId, conversationId.conversationId);
     this.conversations.forget(assistantId, conversationId.conversationId);
     await this.services.turns.finish(principal, turnId);
