@@ -1,8 +1,8 @@
 /**
- * `npm run token -- --role admin|operator|customer|runtime [--workspace ID] [--label TEXT] [--expires WHEN]`
- * mints an API token and prints it once. Uses DATABASE_URL, or the embedded database in DATA_DIR.
- * Tokens can also be created, listed and revoked through the API (createApiToken, apiTokens,
- * revokeApiToken; ADMIN only).
+ * `npm run token -- --role admin|operator|customer|runtime|mcp_client [--workspace ID]
+ * [--assistant ID] [--label TEXT] [--expires WHEN]` mints an API token and prints it once. Uses
+ * DATABASE_URL, or the embedded database in DATA_DIR. Tokens can also be created, listed and
+ * revoked through the API (createApiToken, apiTokens, revokeApiToken).
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
@@ -12,24 +12,27 @@ import { TokenInputError } from '../src/auth/auth.service.js';
 const USAGE = `Mint an API token and print it once (only its SHA-256 is stored).
 
 Usage:
-  npm run token -- --role <role> [--workspace <id>] [--label <text>] [--expires <when>]
+  npm run token -- --role <role> [--workspace <id>] [--assistant <id>] [--label <text>] [--expires <when>]
 
 Options:
-  --role       admin | operator | customer | runtime (required)
+  --role       admin | operator | customer | runtime | mcp_client (required)
                  admin     everything, including risk, reviews and tokens
                  operator  connections, discovery and the operator's switches
                  customer  one workspace's dashboards and its assistants' gates (needs --workspace)
                  runtime   beginTurn, callTool and finishTurn (optionally bound with --workspace)
+                 mcp_client  one assistant's tools through /mcp/{assistantId} (needs --assistant)
   --workspace  the workspace ID (as the API shows it, or its UUID). Required for customer,
                optional for runtime, refused for admin and operator.
+  --assistant  the assistant ID (as the API shows it, or its UUID). Required for mcp_client
+               (its workspace comes with it), refused for every other role.
   --label      who holds the token, shown in audit trails and logs (default: "<role> token")
   --expires    when it stops working: an ISO date/time (2026-12-31T23:00:00Z) or a duration
                from now (30m, 12h, 90d). Default: never.
   --help       this text
 
 Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./.data), as npm start does.
-Tokens can also be created, listed and revoked through the API (ADMIN): createApiToken,
-apiTokens, revokeApiToken.`;
+Tokens can also be created, listed and revoked through the API: createApiToken, apiTokens,
+revokeApiToken (ADMIN; a CUSTOMER for its own workspace's MCP_CLIENT tokens).`;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(`${message}\n`);
@@ -47,12 +50,20 @@ function parseExpiry(text: string, now = Date.now()): Date | null {
   return Number.isNaN(at) ? null : new Date(at);
 }
 
-let values: { role?: string; workspace?: string; label?: string; expires?: string; help?: boolean };
+let values: {
+  role?: string;
+  workspace?: string;
+  assistant?: string;
+  label?: string;
+  expires?: string;
+  help?: boolean;
+};
 try {
   ({ values } = parseArgs({
     options: {
       role: { type: 'string' },
       workspace: { type: 'string' },
+      assistant: { type: 'string' },
       label: { type: 'string' },
       expires: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -84,6 +95,12 @@ if (values.workspace) {
   workspaceId = parsed?.type === 'Workspace' ? parsed.id : values.workspace;
   if (!/^[0-9a-f-]{36}$/.test(workspaceId)) fail(`--workspace "${values.workspace}" is not a workspace ID`);
 }
+let assistantId: string | null = null;
+if (values.assistant) {
+  const parsed = fromGlobalId(values.assistant);
+  assistantId = parsed?.type === 'Assistant' ? parsed.id : values.assistant;
+  if (!/^[0-9a-f-]{36}$/.test(assistantId)) fail(`--assistant "${values.assistant}" is not an assistant ID`);
+}
 let expiresAt: Date | null = null;
 if (values.expires) {
   expiresAt = parseExpiry(values.expires);
@@ -112,6 +129,7 @@ try {
   const { token } = await mintToken(orm.em.fork(), {
     role: role as Role,
     workspaceId,
+    assistantId,
     label: values.label,
     expiresAt,
   });
@@ -121,9 +139,11 @@ try {
     const hint =
       err.field === 'workspaceId'
         ? ' (--workspace)'
-        : err.field === 'expiresAt'
-          ? ' (--expires)'
-          : ' (--label)';
+        : err.field === 'assistantId'
+          ? ' (--assistant)'
+          : err.field === 'expiresAt'
+            ? ' (--expires)'
+            : ' (--label)';
     process.stderr.write(`${err.message}${hint}\n`);
     process.exitCode = 2;
   } else {

@@ -191,6 +191,11 @@ export interface McpServerLimits {
   conversationsMax: number;
   pageSize: number;
   turnIdleMs: number;
+  /**
+   * Origins a browser may call the endpoint from, besides PUBLIC_URL's own (`MCP_ALLOWED_ORIGINS`):
+   * a request with any other `Origin` gets 403 (DNS rebinding); one without `Origin` passes.
+   */
+  allowedOrigins: string[];
 }
 
 export interface Limits {
@@ -281,6 +286,31 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/**
+ * A comma-separated list of web origins (`https://app.example.com`, `http://localhost:5173`):
+ * scheme, host and port only, no path, as a browser sends them in `Origin`.
+ */
+function origins(env: Env, name: string): string[] {
+  const out: string[] = [];
+  for (const item of (env[name] ?? '').split(',')) {
+    const raw = item.trim();
+    if (raw === '') continue;
+    let origin: string | null = null;
+    try {
+      const u = new URL(raw);
+      if (u.protocol === 'http:' || u.protocol === 'https:') origin = u.origin;
+    } catch {
+      origin = null;
+    }
+    if (origin === null || origin !== raw.replace(/\/$/, '').toLowerCase())
+      throw new ConfigError(
+        `${name} must list origins such as https://app.example.com (scheme, host, port; no path), got "${raw}"`,
+      );
+    out.push(origin);
+  }
+  return out;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -520,6 +550,7 @@ export function loadConfig(env: Env = process.env): Config {
       conversationsMax: int(env, 'MCP_CONVERSATIONS_MAX', DEFAULT_MCP_CONVERSATIONS_MAX, 1, 10_000_000),
       pageSize: int(env, 'MCP_PAGE_SIZE', DEFAULT_MCP_PAGE_SIZE, 1, 10_000),
       turnIdleMs: int(env, 'MCP_TURN_IDLE_MS', DEFAULT_MCP_TURN_IDLE_MS, 1_000, 24 * 3_600_000),
+      allowedOrigins: origins(env, 'MCP_ALLOWED_ORIGINS'),
     },
   };
 }

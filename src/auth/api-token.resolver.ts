@@ -1,7 +1,9 @@
 /**
- * API tokens through the API (ADMIN only): list, create (the secret is in the payload once) and
- * revoke. A revocation reaches every instance through NOTIFY: each drops the token from its cache
- * and closes the token's open WebSockets (see AuthService.forget).
+ * API tokens through the API: list, create (the secret is in the payload once) and revoke. ADMIN
+ * sees and revokes every token; a CUSTOMER only its own workspace's MCP_CLIENT tokens (another
+ * workspace's is as unknown as a missing one). A revocation reaches every instance through NOTIFY:
+ * each drops the token from its cache and closes the token's open WebSockets and MCP streams (see
+ * AuthService.forget).
  */
 import {
   Arg,
@@ -29,6 +31,7 @@ import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../
 import { UserError } from '../graphql/user-error.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { ApiToken, Role } from './api-token.entity.js';
+import type { Principal } from './principal.js';
 import { scopedWorkspace } from './scope.js';
 import { mintToken, TokenInputError } from './auth.service.js';
 
@@ -106,8 +109,11 @@ export class RevokeApiTokenPayload {
 
 @Resolver(() => ApiToken)
 export class ApiTokenResolver {
-  @Authorized(Role.ADMIN)
-  @Query(() => ApiTokenConnection, { description: 'API tokens, oldest first. ADMIN only.' })
+  @Authorized(Role.ADMIN, Role.CUSTOMER)
+  @Query(() => ApiTokenConnection, {
+    description:
+      "API tokens, oldest first. ADMIN: every token. CUSTOMER: its own workspace's MCP_CLIENT tokens only.",
+  })
   async apiTokens(
     @Args(() => ApiTokenFilterArgs) args: ApiTokenFilterArgs,
     @Ctx() ctx: Context,
@@ -117,6 +123,19 @@ export class ApiTokenResolver {
     if (!args.includeRevoked) where.revokedAt = null;
     if (args.role) where.role = args.role;
     if (args.workspaceId) where.workspace = idOf(args.workspaceId, 'Workspace', 'workspace');
+    const own = customerScope(ctx.principal!);
+    if (own !== null) {
+      // Filters narrow, never widen: another role or workspace asked for lists nothing.
+      if ((args.role && args.role !== Role.MCP_CLIENT) || (where.workspace && where.workspace !== own))
+        return toPage(
+          [],
+          limit,
+          (t: ApiToken) => t.id,
+          () => Promise.resolve(0),
+        );
+      where.role = Role.MCP_CLIENT;
+      where.workspace = own;
+    }
     const all = { ...where };
     if (after) where.id = { $gt: after };
     const rows = await ctx.em.find(ApiToken, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
@@ -178,7 +197,11 @@ export class ApiTokenResolver {
     const scope = scopedWorkspace(principal);
     if (scope !== null) {
       if (workspaceId !== null && workspaceId !== scope)
-        return fail(['input', 'workspaceId'], `workspace ${input.workspaceId} does not exist`, 'WORKSPACE_NOT_FOUND');
+        return fail(
+          ['input', 'workspaceId'],
+          `workspace ${input.workspaceId} does not exist`,
+          'WORKSPACE_NOT_FOUND',
+        );
       workspaceId = scope;
     }
     try {
@@ -212,10 +235,10 @@ export class ApiTokenResolver {
     }
   }
 
-  @Authorized(Role.ADMIN)
+  @Authorized(Role.ADMIN, Role.CUSTOMER)
   @Mutation(() => RevokeApiTokenPayload, {
     description:
-      'Revokes a token on every instance within a second: requests with it get 401, and its open WebSockets close with 4403. Revoking a revoked token changes nothing.',
+      "Revokes a token on every instance within a second: requests with it get 401, its open WebSockets close with 4403 and its MCP streams end. Revoking a revoked token changes nothing. ADMIN: any token. CUSTOMER: its own workspace's MCP_CLIENT tokens (any other is NOT_FOUND).",
   })
   async revokeApiToken(
     @Arg('input', () => RevokeApiTokenInput) input: RevokeApiTokenInput,
@@ -224,7 +247,10 @@ export class ApiTokenResolver {
     const id = idOf(input.id, 'ApiToken', 'API token');
     const principal = ctx.principal!;
     const row = await ctx.em.transactional(async (em) => {
-      const token = await em.findOne(ApiToken, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const own = customerScope(principal);
+      const where = own === null ? { id } : { id, role: Role.MCP_CLIENT, workspace: own };
+      const token = await em.findOne(ApiToken, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      // Another workspace's token, or one of another role, is as unknown as a missing one.
       if (!token) throw notFound('API token');
       if (token.revokedAt !== null) return token;
       token.revokedAt = new Date();
@@ -247,6 +273,13 @@ export class ApiTokenResolver {
     );
     return { apiToken: row, userErrors: [] };
   }
+}
+
+/** A CUSTOMER's workspace: the only one whose (MCP_CLIENT) tokens it sees; null for ADMIN. */
+function customerScope(principal: Principal): string | null {
+  if (principal.role !== Role.CUSTOMER) return null;
+  // A CUSTOMER token always has its workspace (mintToken); without one it would see nothing.
+  return principal.workspaceId ?? '00000000-0000-0000-0000-000000000000';
 }
 
 function fail(field: string[], message: string, code: string): CreateApiTokenPayload {

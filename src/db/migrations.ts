@@ -8,6 +8,7 @@ import { Migration20261202150000ToolDialects } from '../../migrations/Migration2
 import { Migration20261202163000ToolSearch } from '../../migrations/Migration20261202163000ToolSearch.js';
 import { Migration20261202164000McpClientTokens } from '../../migrations/Migration20261202164000McpClientTokens.js';
 import { Migration20261202168000CallCaps } from '../../migrations/Migration20261202168000CallCaps.js';
+import { Migration20261202203000McpSessionEnd } from '../../migrations/Migration20261202203000McpSessionEnd.js';
 import { Migration20261202130000ReviewDiffs } from '../../migrations/Migration20261202130000ReviewDiffs.js';
 import { Migration20261202140000CallGuards } from '../../migrations/Migration20261202140000CallGuards.js';
 import { Migration20261201040000Usage } from '../../migrations/Migration20261201040000Usage.js';
@@ -54,4 +55,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261202163000ToolSearch', class: Migration20261202163000ToolSearch },
   { name: 'Migration20261202164000McpClientTokens', class: Migration20261202164000McpClientTokens },
   { name: 'Migration20261202168000CallCaps', class: Migration20261202168000CallCaps },
+  { name: 'Migration20261202203000McpSessionEnd', class: Migration20261202203000McpSessionEnd },
 ];

@@ -85,6 +85,14 @@ export interface AuthSignal {
   tokenId: string;
 }
 
+/**
+ * An MCP session ended by its `DELETE` (src/mcp-server/ended-sessions.ts): its random key, never
+ * the signed id. Sent on the auth channel, which every instance always listens to.
+ */
+export interface SessionEndedSignal {
+  sessionEnded: string;
+}
+
 export interface GuardSignal {
   kind: 'breaker' | 'limit' | 'cap';
   /**
@@ -286,7 +294,8 @@ export class Notifier {
       const data = JSON.parse(payload) as unknown;
       if (channel === CACHE_CHANNEL) this.#events.emit('cache', data);
       else if (channel === EVENTS_CHANNEL) this.#events.emit('event', data);
-      else if (channel === AUTH_CHANNEL) this.#events.emit('auth', data);
+      else if (channel === AUTH_CHANNEL)
+        this.#events.emit(isSessionEnded(data) ? 'session-ended' : 'auth', data);
       else if (channel === GUARDS_CHANNEL) this.#events.emit('guards', data);
     } catch {
       this.logger.warn({ channel }, 'ignored a malformed notification');
@@ -422,6 +431,11 @@ export class Notifier {
     return () => this.#events.off('auth', listener);
   }
 
+  onSessionEnded(listener: (signal: SessionEndedSignal) => void): () => void {
+    this.#events.on('session-ended', listener);
+    return () => this.#events.off('session-ended', listener);
+  }
+
   onGuards(listener: (signal: GuardSignal) => void): () => void {
     this.#events.on('guards', listener);
     return () => this.#events.off('guards', listener);
@@ -442,6 +456,10 @@ export class Notifier {
   }
 
   static async publishAuth(sql: SqlRunner, signal: AuthSignal): Promise<void> {
+    await sql.execute('select pg_notify(?, ?)', [AUTH_CHANNEL, JSON.stringify(signal)]);
+  }
+
+  static async publishSessionEnded(sql: SqlRunner, signal: SessionEndedSignal): Promise<void> {
     await sql.execute('select pg_notify(?, ?)', [AUTH_CHANNEL, JSON.stringify(signal)]);
   }
 
@@ -471,4 +489,10 @@ export class Notifier {
       await client.end().catch(() => undefined);
     }
   }
+}
+
+function isSessionEnded(data: unknown): data is SessionEndedSignal {
+  return (
+    data !== null && typeof data === 'object' && typeof (data as SessionEndedSignal).sessionEnded === 'string'
+  );
 }

@@ -37,6 +37,7 @@ import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
 import type { ProgressLine } from '../turns/progress.js';
 import { McpConversations } from './conversations.js';
+import { EndedSessions } from './ended-sessions.js';
 import {
   answer,
   postHeadersProblem,
@@ -54,6 +55,7 @@ import {
   DEFAULT_HEADER_VERSION,
   mcpCallResult,
   negotiatedVersion,
+  originAllowed,
   readSessionId,
   sessionId,
   toolsPage,
@@ -106,6 +108,7 @@ function wantsSse(accept: string | undefined, messages: readonly RpcMessage[]): 
 
 export class McpEndpoint {
   readonly conversations: McpConversations;
+  readonly #ended: EndedSessions;
   readonly #mac: Mac;
   /** Calls in flight per token (on this instance). */
   readonly #inFlight = new Map<string, number>();
@@ -125,6 +128,11 @@ export class McpEndpoint {
       services.turns,
       services.logger,
       config.mcpServer,
+    );
+    this.#ended = new EndedSessions(
+      () => services.orm.em.getConnection(),
+      services.notifier,
+      config.mcpServer.conversationsMax,
     );
     this.#mac = (parts) => services.secrets.fingerprint(['mcp-session', ...parts]);
     // A revoked token's open streams close at once (the revocation reaches every instance by NOTIFY).
@@ -150,6 +158,7 @@ export class McpEndpoint {
 
   close(): void {
     this.conversations.close();
+    this.#ended.close();
     for (const stop of this.#stops) stop();
     for (const [, s] of this.#streams) s.close();
   }
@@ -183,6 +192,12 @@ export class McpEndpoint {
   ): Promise<void> => {
     const assistant = assistantOf(url.pathname, MCP_PATH_PREFIX);
     if (!assistant) return sendJson(res, 404, { error: 'not found' });
+    // A browser's page from elsewhere (DNS rebinding) is refused before anything else.
+    const { publicUrl, mcpServer } = this.services.config;
+    if (!originAllowed(header(req, 'origin'), publicUrl, mcpServer.allowedOrigins)) {
+      addErrorCodes(record, ['FORBIDDEN']);
+      return rpcError(res, req, 403, -32001, 'Forbidden: this Origin may not use the MCP endpoint');
+    }
     // The token first, from the headers alone: nothing of a refused request is read or parsed.
     const token = bearerToken(req.headers.authorization);
     const principal = await this.services.auth.authenticate(this.services.orm.em.getConnection(), token);
@@ -222,7 +237,13 @@ export class McpEndpoint {
     let session: SessionClaims | null = null;
     if (sessionHeader !== undefined) {
       session = readSessionId(sessionHeader, this.#mac);
-      if (!session || session.tokenId !== principal.tokenId || session.assistantId !== assistant.id)
+      // Ended by its DELETE, here or on another instance: as unknown as a session never begun.
+      if (
+        !session ||
+        session.tokenId !== principal.tokenId ||
+        session.assistantId !== assistant.id ||
+        (await this.#ended.isEnded(session.key))
+      )
         return rpcError(res, req, 404, -32001, 'Session not found: initialize again without a session id');
     }
 
@@ -423,6 +444,7 @@ export class McpEndpoint {
   async #endSession(principal: Principal, assistantId: string, session: SessionClaims): Promise<void> {
     const conversationId = conversationOf(principal.tokenId, session, undefined);
     if (!conversationId.ok) return;
+    await this.#ended.end(session.key, principal.tokenId);
     const turnId = await this.conversations.turnOf(principal, assistantId, conversationId.conversationId);
     this.conversations.forget(assistantId, conversationId.conversationId);
     await this.services.turns.finish(principal, turnId);

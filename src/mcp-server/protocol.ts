@@ -180,3 +180,28 @@ export function mcpCallResult(result: CallResult): McpCallResult {
   // The message written for the model, the same text callTool gives it.
   return { content: [{ type: 'text', text: result.message ?? 'The call failed.' }], isError: true };
 }
+
+/**
+ * Whether a request's `Origin` may reach the endpoint (the transport spec: servers MUST validate
+ * it, against DNS rebinding). No `Origin`: a client that is not a browser, allowed. Otherwise it
+ * must be the service's own public origin or one configured (MCP_ALLOWED_ORIGINS); `null` (an
+ * opaque origin, a sandboxed page or a file) is never allowed.
+ */
+export function originAllowed(
+  origin: string | undefined,
+  publicUrl: string,
+  allowed: readonly string[],
+): boolean {
+  if (origin === undefined) return true;
+  let given: string;
+  try {
+    const u = new URL(origin);
+    // Exactly an origin, as browsers send it: no path, nothing the parser would drop.
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== origin.toLowerCase())
+      return false;
+    given = u.origin;
+  } catch {
+    return false;
+  }
+  return given === new URL(publicUrl).origin || allowed.includes(given);
+}

@@ -11,16 +11,32 @@ import type { World } from './turns.js';
 
 /** An MCP_CLIENT token for the world's assistant, minted by its CUSTOMER (their workspace, their choice). */
 export async function mintMcpClientToken(t: TestApp, w: World, label = 'outside client'): Promise<string> {
+  return (await mcpClientTokenOf(t, w, label)).secret;
+}
+
+/** {@link mintMcpClientToken}, with the token's GraphQL ID. */
+export async function mcpClientTokenOf(
+  t: TestApp,
+  w: World,
+  label: string,
+): Promise<{ id: string; secret: string }> {
   const res = await t.ok<
-    { createApiToken: { secret: string | null; userErrors: { code: string; message: string }[] } },
+    {
+      createApiToken: {
+        apiToken: { id: string } | null;
+        secret: string | null;
+        userErrors: { code: string; message: string }[];
+      };
+    },
     { a: string; l: string }
   >(
-    'mutation($a: ID!, $l: String!) { createApiToken(input: { label: $l, role: MCP_CLIENT, assistantId: $a }) { secret userErrors { code message } } }',
+    'mutation($a: ID!, $l: String!) { createApiToken(input: { label: $l, role: MCP_CLIENT, assistantId: $a }) { apiToken { id } secret userErrors { code message } } }',
     { a: w.assistantId, l: label },
     w.customer,
   );
-  if (!res.createApiToken.secret) throw new Error(JSON.stringify(res.createApiToken.userErrors));
-  return res.createApiToken.secret;
+  const { apiToken, secret, userErrors } = res.createApiToken;
+  if (!apiToken || !secret) throw new Error(JSON.stringify(userErrors));
+  return { id: apiToken.id, secret };
 }
 
 /** The endpoint of the world's assistant on this app. */
@@ -72,4 +88,43 @@ export async function recordedCalls(
   } finally {
     await sql.end();
   }
+}
+
+/** The `initialize` request of a client of `version`. */
+export function initializeMessage(version = '2025-06-18', id: number | string = 1): Record<string, unknown> {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: {
+      protocolVersion: version,
+      capabilities: {},
+      clientInfo: { name: 'raw-http', version: '1.0.0' },
+    },
+  };
+}
+
+/** One raw HTTP request to the endpoint, as a client that is not a library would send it. */
+export async function mcpRequest(
+  url: URL,
+  token: string | null,
+  options: { method?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Response> {
+  const method = options.method ?? 'POST';
+  return fetch(url, {
+    method,
+    headers: {
+      ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...options.headers,
+    },
+    body:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body),
+    signal: options.signal,
+  });
 }

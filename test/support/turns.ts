@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import {
   BeginTurnDocument,
@@ -130,8 +131,10 @@ export interface TwoInstances {
 }
 
 export async function startTwoInstances(): Promise<TwoInstances> {
-  const A = await startTestApp();
-  const B = await startTestApp();
+  // One deployment: the instances share SECRET_KEY (stored credentials, signed MCP session ids).
+  const env = { SECRET_KEY: randomBytes(32).toString('hex') };
+  const A = await startTestApp({ env });
+  const B = await startTestApp({ env });
   const peer = await startSdkServer({ stateful: false, json: true, tools: CRM_TOOLS });
   return {
     A,
