@@ -40,9 +40,12 @@ import { dialectToolsOf } from '../turns/tool-cache.js';
 import { failure } from '../turns/result.js';
 import { CallStatus } from '../turns/call-status.js';
 import { McpConversations } from './conversations.js';
+import { ModernMcp, type McpTools } from './modern.js';
 import {
   conversationOf,
   DEFAULT_HEADER_VERSION,
+  isModernRequest,
+  LIST_TTL_MS,
   mcpCallResult,
   negotiatedVersion,
   readSessionId,
@@ -51,6 +54,7 @@ import {
   versionHeaderProblem,
   type Mac,
   type McpCallResult,
+  type McpTool,
   type SessionClaims,
 } from './protocol.js';
 
@@ -97,6 +101,8 @@ export class McpEndpoint {
   /** Open GET streams: their token and assistant, to close or notify them. */
   readonly #streams = new Map<Server, { tokenId: string; workspaceId: string | null; close: () => void }>();
   readonly #stops: (() => void)[] = [];
+  /** Protocol 2026-07-28 (modern.ts), on the same list and call. */
+  readonly #modern: ModernMcp;
 
   constructor(private readonly services: Services) {
     const { config } = services;
@@ -107,10 +113,25 @@ export class McpEndpoint {
       config.mcpServer,
     );
     this.#mac = (parts) => services.secrets.fingerprint(['mcp-session', ...parts]);
+    const tools: McpTools = {
+      list: (assistantId, cursor) => this.#list(assistantId, cursor),
+      call: async (principal, assistantId, meta, name, args) => {
+        const conversation = conversationOf(principal.tokenId, null, meta);
+        if (!conversation.ok) return conversation;
+        const result = await this.#call(principal, assistantId, conversation.conversationId, name, args);
+        return { ok: true, result };
+      },
+    };
+    this.#modern = new ModernMcp(tools, {
+      listTtlMs: LIST_TTL_MS,
+      streamsMax: config.mcpServer.streamsMax,
+      maxBodyBytes: config.mcpServer.maxBodyBytes,
+    });
     // A revoked token's open streams close at once (the revocation reaches every instance by NOTIFY).
     this.#stops.push(
       services.auth.onRevoked((tokenId) => {
         for (const [, s] of this.#streams) if (s.tokenId === tokenId) s.close();
+        this.#modern.revoked(tokenId);
       }),
     );
     // Tool changes: every stream of the workspace's assistants is told to list again.
@@ -120,6 +141,7 @@ export class McpEndpoint {
           if (workspaceId !== null && s.workspaceId !== workspaceId) continue;
           void server.sendToolListChanged().catch(() => undefined);
         }
+        this.#modern.toolsChanged();
       }),
     );
   }
@@ -132,10 +154,11 @@ export class McpEndpoint {
     this.conversations.close();
     for (const stop of this.#stops) stop();
     for (const [, s] of this.#streams) s.close();
+    void this.#modern.close();
   }
 
   stats(): { streams: number } {
-    return { streams: this.#streams.size };
+    return { streams: this.#streams.size + this.#modern.stats().streams };
   }
 
   /** `GET /.well-known/oauth-protected-resource/mcp/{assistantId}` (RFC 9728). */
@@ -194,8 +217,10 @@ export class McpEndpoint {
       addErrorCodes(record, ['FORBIDDEN']);
       return rpcError(res, req, 403, -32001, 'this token is not an MCP_CLIENT token of this assistant');
     }
+    // A POST of 2026-07-28 is answered with that revision's own version error (below, once parsed).
     const versionProblem = versionHeaderProblem(header(req, 'mcp-protocol-version'));
-    if (versionProblem) return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
+    if (versionProblem && req.method !== 'POST')
+      return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
 
     // A session, where the client uses one: ours, of this token and assistant, or 404 (initialize again).
     const sessionHeader = header(req, 'mcp-session-id');
@@ -229,6 +254,18 @@ export class McpEndpoint {
     } catch {
       return rpcError(res, req, 400, ErrorCode.ParseError, 'Parse error: the body is not JSON');
     }
+    if (isModernRequest(header(req, 'mcp-protocol-version'), parsed))
+      return this.#modern.serve(
+        req,
+        res,
+        url,
+        body,
+        parsed,
+        wantsSse(header(req, 'accept'), [parsed]),
+        principal,
+        assistant.id,
+      );
+    if (versionProblem) return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
     const messages = Array.isArray(parsed) ? parsed : [parsed];
     // Batches were removed in 2025-06-18: only a 2025-03-26 client (or one that names no version,
     // which the transport spec reads as 2025-03-26) may send one, of at most MCP_BATCH_MAX messages.
@@ -286,12 +323,7 @@ export class McpEndpoint {
   #server(principal: Principal, assistantId: string, session: SessionClaims | null): Server {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler(ListToolsRequestSchema, async (request) => {
-      const tools = await this.services.toolCache.get(assistantId);
-      if (!tools) throw new McpError(ErrorCode.InvalidRequest, 'the assistant does not exist');
-      const list = dialectToolsOf(tools, 'GENERIC');
-      // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
-      const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
-      const page = toolsPage(callable, request.params?.cursor, this.services.config.mcpServer.pageSize);
+      const page = await this.#list(assistantId, request.params?.cursor);
       if (!page.ok) throw new McpError(ErrorCode.InvalidParams, page.message);
       return page.nextCursor === undefined
         ? { tools: page.tools }
@@ -309,6 +341,19 @@ export class McpEndpoint {
       );
     });
     return server;
+  }
+
+  /** A page of the GENERIC tools `beginTurn` would declare now, less built-ins and finish_turn. */
+  async #list(
+    assistantId: string,
+    cursor: string | undefined,
+  ): Promise<{ ok: true; tools: McpTool[]; nextCursor?: string } | { ok: false; message: string }> {
+    const tools = await this.services.toolCache.get(assistantId);
+    if (!tools) return { ok: false, message: 'the assistant does not exist' };
+    const list = dialectToolsOf(tools, 'GENERIC');
+    // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
+    const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
+    return toolsPage(callable, cursor, this.services.config.mcpServer.pageSize);
   }
 
   async #call(
