@@ -110,6 +110,39 @@ describe('the SDK 2.4 client, pinned to 2026-07-28', () => {
       await c.close();
     }
   });
+  it('a listen stream closes when its token is revoked', async () => {
+    const made = await f.t.ok<
+      { createApiToken: { secret: string; apiToken: { id: string } } },
+      { a: string }
+    >(
+      'mutation($a: ID!) { createApiToken(input: { label: "revoked soon", role: MCP_CLIENT, assistantId: $a }) { secret apiToken { id } } }',
+      { a: f.w.assistantId },
+      f.w.admin,
+    );
+    const c = new Client(
+      { name: 'sdk24-test', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: V } } },
+    );
+    await c.connect(
+      new StreamableHTTPClientTransport(endpointUrl(f.t, f.w.assistantId), {
+        requestInit: { headers: { authorization: `Bearer ${made.createApiToken.secret}` } },
+      }),
+    );
+    try {
+      const sub = await c.listen({ toolsListChanged: true });
+      let ended: string | null = null;
+      void sub.closed.then((how) => (ended = how));
+      await f.t.ok(
+        'mutation($id: ID!) { revokeApiToken(input: { id: $id }) { apiToken { id } } }',
+        { id: made.createApiToken.apiToken.id },
+        f.w.admin,
+      );
+      await waitUntil(() => ended !== null, 5);
+      expect(ended).toBe('remote');
+    } finally {
+      await c.close();
+    }
+  });
 });
 
 it('the SDK 2.4 client negotiates: auto finds 2026-07-28; its legacy default gets 2025-11-25', async () => {
