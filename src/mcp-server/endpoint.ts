@@ -50,9 +50,12 @@ import {
   type RpcMessage,
   type RpcRequest,
 } from './rpc.js';
+import { ModernMcp, type McpTools } from './modern.js';
 import {
   conversationOf,
   DEFAULT_HEADER_VERSION,
+  isModernRequest,
+  LIST_TTL_MS,
   mcpCallResult,
   negotiatedVersion,
   originAllowed,
@@ -62,6 +65,7 @@ import {
   versionHeaderProblem,
   type Mac,
   type McpCallResult,
+  type McpTool,
   type SessionClaims,
 } from './protocol.js';
 
@@ -93,17 +97,27 @@ function assistantOf(pathname: string, prefix: string): { globalId: string; id: 
 
 /** JSON unless the client prefers SSE: text/event-stream listed first, or a progressToken to stream. */
 function wantsSse(accept: string | undefined, messages: readonly RpcMessage[]): boolean {
-  const first = (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim();
-  if (first === 'text/event-stream') return true;
-  return messages.some((m) => {
-    if (m.kind !== 'request') return false;
-    const meta = m.request.params._meta;
-    return (
-      meta !== null &&
-      typeof meta === 'object' &&
-      (meta as { progressToken?: unknown }).progressToken !== undefined
-    );
-  });
+  return (
+    sseFirst(accept) || messages.some((m) => m.kind === 'request' && hasProgressToken(m.request.params._meta))
+  );
+}
+
+function sseFirst(accept: string | undefined): boolean {
+  return (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim() === 'text/event-stream';
+}
+
+function hasProgressToken(meta: unknown): boolean {
+  return (
+    meta !== null &&
+    typeof meta === 'object' &&
+    (meta as { progressToken?: unknown }).progressToken !== undefined
+  );
+}
+
+/** A 2026-07-28 request (one message, no sessions) wants SSE as a legacy one does. */
+function modernWantsSse(accept: string | undefined, parsed: unknown): boolean {
+  const params = (parsed as { params?: { _meta?: unknown } } | null)?.params;
+  return sseFirst(accept) || hasProgressToken(params?._meta);
 }
 
 export class McpEndpoint {
@@ -120,6 +134,8 @@ export class McpEndpoint {
    * token, the session (or none) and the request id: one client cannot cancel another's call.
    */
   readonly #cancellable = new Map<string, AbortController>();
+  /** Protocol 2026-07-28 (modern.ts), on the same list and call. */
+  readonly #modern: ModernMcp;
 
   constructor(private readonly services: Services) {
     const { config } = services;
@@ -135,10 +151,25 @@ export class McpEndpoint {
       config.mcpServer.conversationsMax,
     );
     this.#mac = (parts) => services.secrets.fingerprint(['mcp-session', ...parts]);
+    const tools: McpTools = {
+      list: (assistantId, cursor) => this.#list(assistantId, cursor),
+      call: async (principal, assistantId, meta, name, args) => {
+        const conversation = conversationOf(principal.tokenId, null, meta);
+        if (!conversation.ok) return conversation;
+        const result = await this.#call(principal, assistantId, conversation.conversationId, name, args);
+        return { ok: true, result };
+      },
+    };
+    this.#modern = new ModernMcp(tools, {
+      listTtlMs: LIST_TTL_MS,
+      streamsMax: config.mcpServer.streamsMax,
+      maxBodyBytes: config.mcpServer.maxBodyBytes,
+    });
     // A revoked token's open streams close at once (the revocation reaches every instance by NOTIFY).
     this.#stops.push(
       services.auth.onRevoked((tokenId) => {
         for (const [, s] of this.#streams) if (s.tokenId === tokenId) s.close();
+        this.#modern.revoked(tokenId);
       }),
     );
     // Tool changes: every stream of the workspace's assistants is told to list again.
@@ -148,6 +179,7 @@ export class McpEndpoint {
           if (workspaceId !== null && s.workspaceId !== workspaceId) continue;
           void server.sendToolListChanged().catch(() => undefined);
         }
+        this.#modern.toolsChanged();
       }),
     );
   }
@@ -161,10 +193,11 @@ export class McpEndpoint {
     this.#ended.close();
     for (const stop of this.#stops) stop();
     for (const [, s] of this.#streams) s.close();
+    void this.#modern.close();
   }
 
   stats(): { streams: number } {
-    return { streams: this.#streams.size };
+    return { streams: this.#streams.size + this.#modern.stats().streams };
   }
 
   /** `GET /.well-known/oauth-protected-resource/mcp/{assistantId}` (RFC 9728). */
@@ -229,8 +262,10 @@ export class McpEndpoint {
       addErrorCodes(record, ['FORBIDDEN']);
       return rpcError(res, req, 403, -32001, 'this token is not an MCP_CLIENT token of this assistant');
     }
+    // A POST of 2026-07-28 is answered with that revision's own version error (below, once parsed).
     const versionProblem = versionHeaderProblem(header(req, 'mcp-protocol-version'));
-    if (versionProblem) return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
+    if (versionProblem && req.method !== 'POST')
+      return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
 
     // A session, where the client uses one: ours, of this token and assistant, or 404 (initialize again).
     const sessionHeader = header(req, 'mcp-session-id');
@@ -272,6 +307,18 @@ export class McpEndpoint {
     } catch {
       return rpcError(res, req, 400, ErrorCode.ParseError, 'Parse error: the body is not JSON');
     }
+    if (isModernRequest(header(req, 'mcp-protocol-version'), parsed))
+      return this.#modern.serve(
+        req,
+        res,
+        url,
+        body,
+        parsed,
+        modernWantsSse(header(req, 'accept'), parsed),
+        principal,
+        assistant.id,
+      );
+    if (versionProblem) return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
     // Batches were removed in 2025-06-18: only a 2025-03-26 client (or one that names no version,
     // which the transport spec reads as 2025-03-26) may send one, of at most MCP_BATCH_MAX messages.
     const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
@@ -353,12 +400,7 @@ export class McpEndpoint {
         this.#cancellable.get(scope + JSON.stringify(id))?.abort();
       },
       listTools: async (cursor) => {
-        const tools = await this.services.toolCache.get(assistantId);
-        if (!tools) throw new RpcFault(ErrorCode.InvalidRequest, 'the assistant does not exist');
-        const list = dialectToolsOf(tools, 'GENERIC');
-        // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
-        const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
-        const page = toolsPage(callable, cursor, this.services.config.mcpServer.pageSize);
+        const page = await this.#list(assistantId, cursor);
         if (!page.ok) throw new RpcFault(ErrorCode.InvalidParams, page.message);
         return page.nextCursor === undefined
           ? { tools: page.tools }
@@ -402,6 +444,19 @@ export class McpEndpoint {
         }
       },
     };
+  }
+
+  /** A page of the GENERIC tools `beginTurn` would declare now, less built-ins and finish_turn. */
+  async #list(
+    assistantId: string,
+    cursor: string | undefined,
+  ): Promise<{ ok: true; tools: McpTool[]; nextCursor?: string } | { ok: false; message: string }> {
+    const tools = await this.services.toolCache.get(assistantId);
+    if (!tools) return { ok: false, message: 'the assistant does not exist' };
+    const list = dialectToolsOf(tools, 'GENERIC');
+    // Exactly what beginTurn declares, less what the platform handles: built-ins and finish_turn.
+    const callable = list.tools.filter((t) => Object.hasOwn(list.map, t.name));
+    return toolsPage(callable, cursor, this.services.config.mcpServer.pageSize);
   }
 
   async #call(

@@ -17,10 +17,37 @@ export function isServedVersion(v: unknown): v is ServedVersion {
   return typeof v === 'string' && (SERVED_VERSIONS as readonly string[]).includes(v);
 }
 
+/** The stateless revisions the endpoint speaks through the SDK 2.4 server (modern.ts). */
+export const MODERN_SERVED_VERSIONS = ['2026-07-28'] as const;
+/** The `_meta` key of a modern request's protocol version (2026-07-28 basic/index.mdx). */
+export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+/** How long a 2026-07-28 client may keep a `tools/list` answer: a change shows within this. */
+export const LIST_TTL_MS = 1000;
+
+function isModernServed(v: string): boolean {
+  return (MODERN_SERVED_VERSIONS as readonly string[]).includes(v);
+}
+
 /** The `MCP-Protocol-Version` header's refusal, naming what is served (null: the header is fine). */
 export function versionHeaderProblem(header: string | undefined): string | null {
-  if (header === undefined || isServedVersion(header)) return null;
-  return `Bad Request: unsupported protocol version ${JSON.stringify(header.slice(0, 64))}; supported versions: ${SERVED_VERSIONS.join(', ')}`;
+  if (header === undefined || isServedVersion(header) || isModernServed(header)) return null;
+  return `Bad Request: unsupported protocol version ${JSON.stringify(header.slice(0, 64))}; supported versions: ${[...MODERN_SERVED_VERSIONS, ...SERVED_VERSIONS].join(', ')}`;
+}
+
+/**
+ * Whether a POST is of the stateless revision (modern.ts answers it, errors included): its one
+ * message claims a protocol version in `_meta` (any version: an unsupported one gets that
+ * revision's own error), or its `MCP-Protocol-Version` header names a modern revision (a missing
+ * `_meta` version is then that revision's error). Batches and everything else are legacy.
+ */
+export function isModernRequest(headerVersion: string | undefined, parsed: unknown): boolean {
+  if (Array.isArray(parsed)) return false;
+  if (headerVersion !== undefined && isModernServed(headerVersion)) return true;
+  if (parsed === null || typeof parsed !== 'object') return false;
+  const params = (parsed as { params?: unknown }).params;
+  if (params === null || typeof params !== 'object') return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  return meta !== null && typeof meta === 'object' && Object.hasOwn(meta, PROTOCOL_VERSION_META);
 }
 
 /**

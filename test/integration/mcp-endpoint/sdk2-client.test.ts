@@ -50,10 +50,11 @@ async function connect(era: 'legacy' | '2026-07-28', answer: Answer, seen: strin
   return client;
 }
 
-// The endpoint does not serve 2026-07-28 yet (issue 27 left open): its two modes wait for it.
 const ERAS = [
   ['legacy', 'json'],
   ['legacy', 'sse'],
+  ['2026-07-28', 'json'],
+  ['2026-07-28', 'sse'],
 ] as const satisfies readonly (readonly ['legacy' | '2026-07-28', Answer])[];
 
 describe.each(ERAS)('SDK 2.4 client, %s era, %s answers', (era, answer) => {
