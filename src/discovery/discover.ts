@@ -9,145 +9,43 @@
  *   operation as it was. The run records the outcome either way.
  * - Never called from the turn path.
  */
-import { DriverException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
 import type { Principal } from '../auth/principal.js';
-import {
-  Connection,
-  ConnectionKind,
-  ConnectionStatus,
-  CredentialKind,
-} from '../connections/connection.entity.js';
-import { connectionSecrets, mcpEndpoint, type EndpointOAuth } from '../connections/endpoint.js';
+import { Connection, ConnectionKind, ConnectionStatus } from '../connections/connection.entity.js';
+import { connectionSecrets } from '../connections/endpoint.js';
 import { holdsFor, isKeyCredential } from '../connections/key-origins.js';
-import { descriptionDeps } from '../connections/source-origins.js';
-import { readDescriptionText } from '../openapi/load.js';
 import { checkUrl } from '../http/url-policy.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
-import { composeDiffs, diffOperation } from '../operations/diff.js';
-import { OperationChangeKind } from '../operations/operation-change.entity.js';
-import { AppError, isAppError } from '../errors.js';
+import { AppError } from '../errors.js';
 import { Operation } from '../operations/operation.entity.js';
-import { ReviewReason } from '../operations/review-reason.entity.js';
-import type { JsonObject } from '../operations/types.js';
-import type { Config } from '../config.js';
-import type { SecretBox } from '../connections/secrets.js';
-import type { Notifier } from '../db/notifier.js';
-import type { OutboundClient } from '../http/outbound.js';
-import type { Logger } from '../logger.js';
-import type { McpClient } from '../mcp/client.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { DescriptionPool } from '../openapi/pool.js';
-import {
-  DiscoveryOutcome,
-  DiscoveryRun,
-  type DiscoveryTrigger,
-  type SkippedItem,
-} from './discovery-run.entity.js';
-import { uuidv7 } from '../db/ids.js';
-import {
-  deleteOperations,
-  insertOperationChanges,
-  insertOperations,
-  type OperationChangeRow,
-  operationsStamp,
-  readStoredOperations,
-  STAMP_SQL,
-  updateOperations,
-} from './operation-rows.js';
-import {
-  reconcile,
-  type DiscoveredOperation,
-  type ReviewReasonDraft,
-  type StoredOperation,
-} from './reconcile.js';
+import { DiscoveryOutcome, DiscoveryRun, type DiscoveryTrigger } from './discovery-run.entity.js';
+import { insertOperationChanges, operationsStamp, STAMP_SQL } from './operation-rows.js';
+import { reconcile, type DiscoveredOperation, type ReviewReasonDraft } from './reconcile.js';
 import { connectionSettings, descriptionFingerprintParts, listingFingerprintParts } from './fingerprint.js';
-import { DISCOVERY_INTERRUPTED } from './recovery.js';
 import { scrubListing } from './scrub-listing.js';
 import { KeyedSerial } from './serial.js';
-import { MAX_OPERATIONS_PER_CONNECTION } from '../limits.js';
+import { closeRun, readStored, writePlan } from './apply-plan.js';
+import {
+  convertOpenApi,
+  readMcp,
+  readOpenApiText,
+  type DiscoveryDeps,
+  type ReadSource,
+  type SourceListing,
+} from './read-source.js';
+import {
+  deadlineExceeded,
+  describeFailure,
+  interrupted,
+  isDatabaseTimeout,
+  statusAfterFailure,
+  superseded,
+  SUPERSEDED,
+  untilAborted,
+} from './run-failure.js';
 
-/** The error code of a run overtaken by a newer one of the same connection. */
-export const SUPERSEDED = 'SUPERSEDED';
-
-/** The error code of a run that did not finish within `discoveryDeadlineMs`. */
-export const DISCOVERY_DEADLINE_EXCEEDED = 'DISCOVERY_DEADLINE_EXCEEDED';
-
-function superseded(): AppError {
-  return new AppError(
-    SUPERSEDED,
-    'a discovery that started later has already applied a newer listing; this run changed nothing',
-  );
-}
-
-function interrupted(): AppError {
-  return new AppError(
-    DISCOVERY_INTERRUPTED,
-    'this discovery was closed as interrupted before it could apply; nothing was changed',
-  );
-}
-
-function deadlineExceeded(deadlineMs: number): AppError {
-  return new AppError(
-    DISCOVERY_DEADLINE_EXCEEDED,
-    `the discovery did not finish within ${Math.round(deadlineMs / 1000)} s; nothing was changed`,
-  );
-}
-
-/** PostgreSQL gave up waiting for a lock (lock_timeout) or on a statement (statement_timeout). */
-function isDatabaseTimeout(err: unknown): boolean {
-  return err instanceof DriverException && (err.code === '55P03' || err.code === '57014');
-}
-
-/** Settles like `promise`, or rejects with the signal's reason when it fires first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  promise.catch(() => undefined); // may settle after the deadline: never unhandled
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
-  });
-}
-
-/**
- * The connection's status after a failed run. A 401 asks for a sign-in only where a sign-in can
- * help: a connection with its own key that the server refuses needs a new key, not OAuth.
- */
-export function statusAfterFailure(code: string, credential: CredentialKind): ConnectionStatus {
-  if (
-    code === 'AUTH_REQUIRED' &&
-    (credential === CredentialKind.NONE || credential === CredentialKind.OAUTH)
-  ) {
-    return ConnectionStatus.NEEDS_SIGN_IN;
-  }
-  return ConnectionStatus.FAILED;
-}
-
-/** What a source offered, before reconciliation. */
-export interface SourceListing {
-  operations: DiscoveredOperation[];
-  /** Why the source gave no operation, when it says (OpenAPI). */
-  emptyReason?: string | null;
-  skipped: SkippedItem[];
-  diagnostics: string[];
-  protocolVersion: string | null;
-  serverInfo: JsonObject | null;
-}
-
-/** What discovery is built with (a part of app.ts's services): fetch, convert, reconcile, save. */
-export interface DiscoveryDeps {
-  config: Config;
-  orm: MikroORM;
-  logger: Logger;
-  mcp: McpClient;
-  metrics: Metrics;
-  notifier: Notifier;
-  descriptions: DescriptionPool;
-  secrets: SecretBox;
-  oauth: EndpointOAuth;
-  outbound: OutboundClient;
-}
+export type { DiscoveryDeps } from './read-source.js';
 
 export interface DiscoveryResult {
   run: DiscoveryRun;
@@ -155,140 +53,11 @@ export interface DiscoveryResult {
   changed: Operation[];
 }
 
-/** Reads an MCP server: initialize, every page of tools/list, end the session. */
-async function readMcp(
-  services: DiscoveryDeps,
-  connection: Connection,
-  seen: string[],
-): Promise<SourceListing> {
-  const endpoint = mcpEndpoint(services, connection);
-  const getAuthHeaders = endpoint.getAuthHeaders;
-  if (getAuthHeaders) {
-    // A token renewed during the run is a secret to scrub too.
-    endpoint.getAuthHeaders = async () => {
-      const headers = await getAuthHeaders();
-      seen.push(...Object.values(headers).map((v) => v.replace(/^Bearer\s+/i, '')));
-      return headers;
-    };
-  }
-  const result = await services.mcp.discover(endpoint);
-  const diagnostics: string[] = [];
-  if (result.stopReason === 'TOOL_LIMIT')
-    diagnostics.push(
-      `the tool list stopped at the limit of ${MAX_OPERATIONS_PER_CONNECTION} tools; later tools were not read`,
-    );
-  if (result.stopReason === 'PAGE_LIMIT')
-    diagnostics.push(`the tool list stopped after ${result.pages} pages (the limit)`);
-  if (result.stopReason === 'REPEATED_CURSOR')
-    diagnostics.push('the tool list stopped because the server repeated a cursor');
-  // Discovery stays operator-driven: a freshness hint is shown, never acted on by itself.
-  if (result.cache && result.cache.ttlMs > 0)
-    diagnostics.push(
-      `the server marks its tool list fresh for ${Math.round(result.cache.ttlMs / 1000)} s${result.cache.cacheScope ? ` (${result.cache.cacheScope})` : ''}`,
-    );
-  return {
-    operations: result.tools.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: t.inputSchema,
-      outputSchema: t.outputSchema,
-      annotations: t.annotations,
-      risk: t.risk,
-      idempotent: t.idempotent,
-      binding: null,
-    })),
-    skipped: [
-      ...result.skipped.map((s) => ({
-        name: s.name ?? `#${s.index}`,
-        reason: s.reason,
-        detail: s.detail,
-      })),
-      // Tools past the limit on pages never read have no names: one entry says they exist.
-      ...(result.unreadPages
-        ? [
-            {
-              name: `#${result.tools.length + result.skipped.length} and later`,
-              reason: 'TOOL_LIMIT',
-              detail: `the connection already has ${MAX_OPERATIONS_PER_CONNECTION} tools; the server listed more on pages that were not read`,
-            },
-          ]
-        : []),
-    ],
-    diagnostics,
-    protocolVersion: result.initialize.protocolVersion,
-    serverInfo: result.initialize.serverInfo,
-  };
-}
-
-/** Reads an OpenAPI description's text: re-fetching its address, or the stored text. */
-async function readOpenApiText(
-  services: DiscoveryDeps,
-  em: EntityManager,
-  connection: Connection,
-): Promise<{ text: string; url: string | null }> {
-  if (connection.descriptionUrl)
-    return readDescriptionText({ url: connection.descriptionUrl }, descriptionDeps(services));
-  await em.populate(connection, ['descriptionText']);
-  if (!connection.descriptionText)
-    throw new AppError('DESCRIPTION_MISSING', 'the connection has no description to read');
-  return { text: connection.descriptionText, url: null };
-}
-
-/** Parses and converts a description's text (on a worker thread: it never stalls the event loop). */
-async function convertOpenApi(
-  services: DiscoveryDeps,
-  connection: Connection,
-  source: { text: string; url: string | null },
-): Promise<SourceListing> {
-  const converted = (
-    await services.descriptions.convert({
-      text: source.text,
-      descriptionUrl: source.url,
-      baseUrl: connection.baseUrl,
-      urlPolicy: {
-        allowHosts: services.config.outbound.allowHosts,
-        allowLoopback: services.config.outbound.allowLoopback,
-      },
-    })
-  ).conversion;
-  return {
-    operations: converted.operations.map((o) => ({
-      name: o.name,
-      title: o.title,
-      description: o.description,
-      inputSchema: o.inputSchema,
-      checkSchema: o.checkSchema ?? null,
-      annotations: o.annotations,
-      risk: o.risk,
-      idempotent: false,
-      binding: o.binding,
-      ...(o.basePlaceholder === undefined ? {} : { basePlaceholder: o.basePlaceholder }),
-    })),
-    skipped: converted.skipped.map((s) => ({
-      name: s.name,
-      reason: s.reason,
-      detail: `${s.method} ${s.path}`,
-    })),
-    diagnostics: converted.diagnostics,
-    emptyReason: converted.emptyReason,
-    protocolVersion: null,
-    serverInfo: null,
-  };
-}
-
-/**
- * A source as read, before the expensive part: an MCP tool list is mapped as it is read (and
- * scrubbed here); a description is still text, converted only when the run is not unchanged.
- */
 /** A run's fingerprint (`fingerprint.ts`), and the connection settings it was made with. */
 interface Fingerprint {
   digest: string;
   settings: string;
 }
-
-type ReadSource =
-  { kind: 'listing'; listing: SourceListing } | { kind: 'text'; text: string; url: string | null };
 
 /** The audit row of a successful run. */
 function auditRun(
@@ -319,22 +88,6 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
 
 /** Operations read back for the caller this many at a time, yielding between batches. */
 const READ_BACK_BATCH = 50;
-
-/** A message for people: our own coded errors as they are, anything else masked. Exported for tests. */
-export function describeFailure(err: unknown): { code: string; message: string } {
-  // Credentials that could not be obtained because the token endpoint is down are an outage, not
-  // a lost sign-in: say so, and keep the connection's sign-in (FAILED, not NEEDS_SIGN_IN).
-  if (
-    isAppError(err) &&
-    err.code === 'AUTH_REQUIRED' &&
-    isAppError(err.cause) &&
-    err.cause.code === 'TOKEN_ENDPOINT_UNAVAILABLE'
-  ) {
-    return { code: err.cause.code, message: err.cause.message };
-  }
-  if (isAppError(err)) return { code: err.code, message: err.message };
-  return { code: 'INTERNAL', message: 'discovery failed because of an internal error; it has been logged' };
-}
 
 /**
  * Most discovery transactions (applying a listing, recording a failure) running at once in this
@@ -451,31 +204,41 @@ export class DiscoveryService {
         changed: await this.readBack(fresh, changed),
       };
     } catch (caught) {
-      const err = isDatabaseTimeout(caught) ? deadlineExceeded(config.discoveryDeadlineMs) : caught;
-      const described = describeFailure(err);
-      const failure = { code: described.code, message: scrubber().text(described.message) };
-      if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
-      else logger.info({ code: failure.code, connectionId }, 'discovery failed');
-      try {
-        await this.recordFailure(run.id, connection.id, failure, principal, true);
-      } catch (recordErr) {
-        if (!isDatabaseTimeout(recordErr)) throw recordErr;
-        // The connection row stayed locked elsewhere: close the run at least, so it never stays
-        // RUNNING; the connection keeps its status until its next run.
-        logger.warn(
-          { connectionId, runId: run.id },
-          'connection row locked; failed run closed without its status',
-        );
-        await this.recordFailure(run.id, connection.id, failure, principal, false);
-      }
-      // The status changed (FAILED, NEEDS_SIGN_IN): calls must see it on every instance.
-      await this.onChanged(connection.id, connection.workspace.id).catch((e: unknown) =>
-        logger.warn({ err: e }, 'cache notification failed'),
-      );
-      return { run: await orm.em.fork().findOneOrFail(DiscoveryRun, { id: run.id }), changed: [] };
+      return await this.failed(caught, run.id, connection, principal, scrubber);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Records a failed run, scrubbed of the connection's secrets, and returns it. */
+  private async failed(
+    caught: unknown,
+    runId: string,
+    connection: Connection,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+    scrubber: () => Scrubber,
+  ): Promise<DiscoveryResult> {
+    const { orm, logger, config } = this.services;
+    const connectionId = connection.id;
+    const err = isDatabaseTimeout(caught) ? deadlineExceeded(config.discoveryDeadlineMs) : caught;
+    const described = describeFailure(err);
+    const failure = { code: described.code, message: scrubber().text(described.message) };
+    if (failure.code === 'INTERNAL') logger.error({ err, connectionId }, 'discovery failed');
+    else logger.info({ code: failure.code, connectionId }, 'discovery failed');
+    try {
+      await this.recordFailure(runId, connection.id, failure, principal, true);
+    } catch (recordErr) {
+      if (!isDatabaseTimeout(recordErr)) throw recordErr;
+      // The connection row stayed locked elsewhere: close the run at least, so it never stays
+      // RUNNING; the connection keeps its status until its next run.
+      logger.warn({ connectionId, runId }, 'connection row locked; failed run closed without its status');
+      await this.recordFailure(runId, connection.id, failure, principal, false);
+    }
+    // The status changed (FAILED, NEEDS_SIGN_IN): calls must see it on every instance.
+    await this.onChanged(connection.id, connection.workspace.id).catch((e: unknown) =>
+      logger.warn({ err: e }, 'cache notification failed'),
+    );
+    return { run: await orm.em.fork().findOneOrFail(DiscoveryRun, { id: runId }), changed: [] };
   }
 
   /**
@@ -582,20 +345,7 @@ export class DiscoveryService {
       if (newer.length > 0) {
         throw superseded();
       }
-      // Rows, not entities: see operation-rows.ts for why the ORM stays out of this step.
-      const rows = await readStoredOperations(tx, connectionId);
-      const reasons = rows.length
-        ? await tx.find(ReviewReason, { operation: { $in: rows.map((o) => o.id) }, resolvedAt: null })
-        : [];
-      const reasonsOf = new Map<string, ReviewReasonDraft[]>();
-      const openRows = new Map<string, ReviewReason[]>();
-      for (const r of reasons) openRows.set(r.operation.id, [...(openRows.get(r.operation.id) ?? []), r]);
-      for (const r of reasons) {
-        const list = reasonsOf.get(r.operation.id) ?? [];
-        list.push({ code: r.code, detail: r.detail });
-        reasonsOf.set(r.operation.id, list);
-      }
-      const stored: StoredOperation[] = rows.map((o) => ({ ...o, openReasons: reasonsOf.get(o.id) ?? [] }));
+      const { stored, openRows } = await readStored(tx, connectionId);
       await yieldToLoop();
 
       // Keys in use anywhere in the workspace, and keys that call history still names, are taken.
@@ -619,123 +369,16 @@ export class DiscoveryService {
       }
       const runRef = tx.getReference(DiscoveryRun, runId, { wrapped: true });
       const now = new Date();
-      const changed: string[] = [];
-
-      // Removed first, so that nothing new can collide with a row that is going.
-      await deleteOperations(
-        tx,
-        plan.remove.map((gone) => gone.id),
-      );
-      const updates = plan.update.filter((u) => u.changed);
-      await updateOperations(
-        tx,
-        updates.map((u) => ({
-          id: u.id,
-          fields: Object.fromEntries(u.changedFields.map((f) => [f, u.after[f]])),
-          hold: u.disable,
-          release: u.release,
-        })),
+      const { changed, changeRows } = await writePlan(tx, plan, {
+        workspaceId,
+        connectionId,
+        runRef,
         now,
-      );
-      const changeRows: OperationChangeRow[] = plan.remove.map((gone) => ({
-        operationId: null,
-        kind: OperationChangeKind.REMOVED,
-        operationKey: gone.key,
-        operationName: gone.name,
-        entries: [],
-      }));
-      for (const update of updates) {
-        // Scrubbed again with today's secrets: the stored side was scrubbed with those of its day.
-        const entries = scrubber.json(diffOperation(update.before, update.after));
-        changeRows.push({
-          operationId: update.id,
-          kind: update.disable ? OperationChangeKind.HELD : OperationChangeKind.UPDATED,
-          operationKey: update.before.key,
-          operationName: update.before.name,
-          entries,
-        });
-        for (const reason of update.resolved) {
-          for (const r of openRows.get(update.id) ?? []) {
-            if (r.code !== reason.code || r.detail !== reason.detail) continue;
-            r.resolvedAt = now;
-            r.resolvedBy = principal.label;
-          }
-        }
-        // The review's diff runs from the operation as it was before the review opened to now:
-        // every reason still open, and every new one, holds this refresh composed onto it.
-        const stillOpen = (openRows.get(update.id) ?? []).filter((r) => r.resolvedAt === null);
-        const reviewDiff = composeDiffs(stillOpen.at(-1)?.diff ?? [], entries);
-        if (entries.length > 0) for (const r of stillOpen) r.diff = reviewDiff;
-        for (const reason of update.newReasons) {
-          tx.persist(
-            new ReviewReason(
-              tx.getReference(Operation, update.id, { wrapped: true }),
-              reason.code,
-              reason.detail,
-              runRef,
-              reviewDiff,
-            ),
-          );
-        }
-        changed.push(update.id);
-      }
-      const added = plan.add.map((add) => ({
-        id: uuidv7(),
-        key: add.key,
-        name: add.op.name,
-        title: add.op.title,
-        description: add.op.description,
-        inputSchema: add.op.inputSchema,
-        checkSchema: add.op.checkSchema ?? null,
-        outputSchema: add.op.outputSchema ?? null,
-        annotations: add.op.annotations,
-        binding: add.op.binding,
-        risk: add.op.risk,
-        idempotent: add.op.idempotent,
-        enabled: add.enabled,
-        needsReview: add.reasons.length > 0,
-      }));
-      await insertOperations(tx, { workspaceId, connectionId }, added, now);
-      changed.push(...added.map((a) => a.id));
-      plan.add.forEach((add, i) => {
-        changeRows.push({
-          operationId: added[i]!.id,
-          kind: add.reasons.length > 0 ? OperationChangeKind.HELD : OperationChangeKind.ADDED,
-          operationKey: add.key,
-          operationName: add.op.name,
-          entries: [],
-        });
-        for (const reason of add.reasons) {
-          tx.persist(
-            new ReviewReason(
-              tx.getReference(Operation, added[i]!.id, { wrapped: true }),
-              reason.code,
-              reason.detail,
-              runRef,
-            ),
-          );
-        }
+        scrubber,
+        principal,
+        openRows,
       });
-
-      connection.status = ConnectionStatus.READY;
-      connection.lastDiscoveryAt = now;
-      connection.lastDiscoveryError = null;
-      if (listing.protocolVersion !== null) connection.protocolVersion = listing.protocolVersion;
-      if (listing.serverInfo !== null) connection.serverInfo = listing.serverInfo;
-
-      run.outcome = DiscoveryOutcome.SUCCEEDED;
-      run.finishedAt = now;
-      run.added = plan.counts.added;
-      run.removed = plan.counts.removed;
-      run.updated = plan.counts.updated;
-      run.flagged = plan.counts.flagged;
-      run.skipped = [
-        ...listing.skipped,
-        ...plan.skipped.map((s) => ({ name: s.name, reason: s.reason, detail: null })),
-      ];
-      run.diagnostics = listing.diagnostics;
-      run.protocolVersion = listing.protocolVersion;
-      run.serverInfo = listing.serverInfo;
+      closeRun(connection, run, listing, plan, now);
 
       await insertOperationChanges(tx, runId, changeRows, now);
       auditRun(tx, principal, connection, run);

@@ -5,21 +5,7 @@
  * Reads come from this instance's memory of them (call-guard.ts): no statement per row.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  Arg,
-  Authorized,
-  Ctx,
-  Field,
-  FieldResolver,
-  ID,
-  InputType,
-  Int,
-  Mutation,
-  ObjectType,
-  registerEnumType,
-  Resolver,
-  Root,
-} from 'type-graphql';
+import { Arg, Authorized, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
 import { audit } from '../audit/audit.js';
 import { Role } from '../auth/api-token.entity.js';
 import { scopedWorkspace } from '../auth/scope.js';
@@ -35,222 +21,25 @@ import { visibleOperation } from '../operations/operation.resolver.js';
 import { onByDefault, type BreakerRecord, type BreakerScope } from './breaker.js';
 import type { LimitScope } from './bucket.js';
 import { LimitStore, type LimitRecord } from './store.js';
-import { DEFAULT_CAP_WAIT_MS, MAX_CAP_WAIT_MS, MAX_IN_FLIGHT, type CapScope } from './cap.js';
+import { DEFAULT_CAP_WAIT_MS, MAX_CAP_WAIT_MS, MAX_IN_FLIGHT } from './cap.js';
 import { CapStore, type CapRecord } from './cap-store.js';
-
-export enum BreakerStateValue {
-  CLOSED = 'CLOSED',
-  OPEN = 'OPEN',
-  HALF_OPEN = 'HALF_OPEN',
-}
-registerEnumType(BreakerStateValue, {
-  name: 'BreakerState',
-  valuesConfig: {
-    CLOSED: { description: 'Calls go through.' },
-    OPEN: { description: 'Calls are answered UNAVAILABLE at once, until the cool-down ends.' },
-    HALF_OPEN: { description: 'One probe call is out; the others are answered UNAVAILABLE.' },
-  },
-});
-
-export enum BreakerForceValue {
-  OPEN = 'OPEN',
-  CLOSED = 'CLOSED',
-}
-registerEnumType(BreakerForceValue, {
-  name: 'BreakerForce',
-  description: "An operator's hand on a breaker: always open, or always closed, whatever the calls do.",
-});
-
-export enum LimitScopeValue {
-  CONNECTION = 'CONNECTION',
-  OPERATION = 'OPERATION',
-  WORKSPACE = 'WORKSPACE',
-}
-registerEnumType(LimitScopeValue, {
-  name: 'CallLimitScope',
-  valuesConfig: {
-    WORKSPACE: { description: "One workspace's calls on a connection." },
-  },
-});
-
-export enum LimitPeriod {
-  SECOND = 'SECOND',
-  MINUTE = 'MINUTE',
-}
-registerEnumType(LimitPeriod, { name: 'CallLimitPeriod' });
-
-const PERIOD_MS: Record<LimitPeriod, number> = { SECOND: 1_000, MINUTE: 60_000 };
-/** The most calls a limit may allow per period, and the largest burst. */
-export const MAX_LIMIT_CALLS = 1_000_000;
-
-@ObjectType({ description: 'A circuit breaker (docs/limits.md, "Limits and breakers").' })
-export class Breaker {
-  @Field(() => BreakerStateValue)
-  state!: BreakerStateValue;
-
-  @Field(() => Boolean, {
-    description: 'Counts calls and opens by itself. On by default for connections, off for operations.',
-  })
-  enabled!: boolean;
-
-  @Field(() => BreakerForceValue, { nullable: true, description: "The operator's force, if any." })
-  forced!: BreakerForceValue | null;
-
-  @Field(() => Date, { nullable: true })
-  openedAt!: Date | null;
-
-  @Field(() => String, { nullable: true, description: 'Why it opened.' })
-  reason!: string | null;
-
-  @Field(() => Date, { nullable: true, description: 'OPEN: when a probe call may go through.' })
-  retryAt!: Date | null;
-}
-
-@ObjectType({
-  description:
-    'A rate limit: calls per second or minute, with a burst (docs/limits.md, "Limits and breakers").',
-})
-export class CallLimit {
-  @Field(() => LimitScopeValue)
-  scope!: LimitScopeValue;
-
-  @Field(() => Int)
-  calls!: number;
-
-  @Field(() => LimitPeriod)
-  per!: LimitPeriod;
-
-  @Field(() => Int, { description: 'The most calls at once after a quiet spell (the bucket size).' })
-  burst!: number;
-
-  @Field(() => ID, { nullable: true, description: 'WORKSPACE: the workspace whose calls it counts.' })
-  workspaceId!: string | null;
-
-  @Field(() => ID, { nullable: true, description: 'OPERATION: the operation.' })
-  operationId!: string | null;
-}
-
-@InputType()
-export class SetCallLimitInput {
-  @Field(() => ID, {
-    nullable: true,
-    description: 'A limit for the connection (or, with workspaceId, one workspace on it).',
-  })
-  connectionId?: string | null;
-
-  @Field(() => ID, { nullable: true, description: 'A limit for one operation (instead of connectionId).' })
-  operationId?: string | null;
-
-  @Field(() => ID, {
-    nullable: true,
-    description: "With connectionId: that workspace's calls on the connection (ADMIN only).",
-  })
-  workspaceId?: string | null;
-
-  @Field(() => Int, {
-    nullable: true,
-    description: 'Calls per period (1–1,000,000); null removes the limit.',
-  })
-  calls?: number | null;
-
-  @Field(() => LimitPeriod, { nullable: true, defaultValue: LimitPeriod.MINUTE })
-  per?: LimitPeriod | null;
-
-  @Field(() => Int, {
-    nullable: true,
-    description: 'Bucket size (1–calls); default a tenth of calls, at least 1.',
-  })
-  burst?: number | null;
-}
-
-@ObjectType()
-export class CallLimitPayload {
-  @Field(() => CallLimit, { nullable: true, description: 'The limit as set; null when removed or refused.' })
-  callLimit!: CallLimit | null;
-
-  @Field(() => [UserError])
-  userErrors!: UserError[];
-}
-
-@ObjectType({
-  description:
-    'A concurrency cap: the most calls in flight at once, across every instance (docs/limits.md, "Limits and breakers").',
-})
-export class CallCap {
-  @Field(() => LimitScopeValue, { description: 'CONNECTION or OPERATION.' })
-  scope!: LimitScopeValue;
-
-  @Field(() => Int)
-  maxInFlight!: number;
-
-  @Field(() => Int, {
-    description: "How long a call over the cap waits in line (ms), never more than half the call's budget.",
-  })
-  maxWaitMs!: number;
-
-  @Field(() => ID, { nullable: true, description: 'OPERATION: the operation.' })
-  operationId!: string | null;
-}
-
-@InputType()
-export class SetCallCapInput {
-  @Field(() => ID, { nullable: true, description: 'A cap for the connection.' })
-  connectionId?: string | null;
-
-  @Field(() => ID, { nullable: true, description: 'A cap for one operation (instead of connectionId).' })
-  operationId?: string | null;
-
-  @Field(() => Int, {
-    nullable: true,
-    description: 'The most calls in flight at once (1–10,000); null removes the cap.',
-  })
-  maxInFlight?: number | null;
-
-  @Field(() => Int, {
-    nullable: true,
-    description: `How long a call over the cap may wait for a slot, in ms (0–${MAX_CAP_WAIT_MS}; default ${DEFAULT_CAP_WAIT_MS}).`,
-  })
-  maxWaitMs?: number | null;
-}
-
-@ObjectType()
-export class CallCapPayload {
-  @Field(() => CallCap, { nullable: true, description: 'The cap as set; null when removed or refused.' })
-  callCap!: CallCap | null;
-
-  @Field(() => [UserError])
-  userErrors!: UserError[];
-}
-
-@InputType()
-export class SetBreakerInput {
-  @Field(() => ID, { nullable: true })
-  connectionId?: string | null;
-
-  @Field(() => ID, { nullable: true, description: 'Instead of connectionId: the breaker of one operation.' })
-  operationId?: string | null;
-
-  @Field(() => Boolean, {
-    nullable: true,
-    description: 'Counts calls and opens by itself; unchanged when null.',
-  })
-  enabled?: boolean | null;
-
-  @Field(() => BreakerForceValue, {
-    nullable: true,
-    description: 'Force it OPEN or CLOSED; null lifts a force. Any change starts the breaker closed.',
-  })
-  force?: BreakerForceValue | null;
-}
-
-@ObjectType()
-export class BreakerPayload {
-  @Field(() => Breaker, { nullable: true })
-  breaker!: Breaker | null;
-
-  @Field(() => [UserError])
-  userErrors!: UserError[];
-}
+import {
+  Breaker,
+  BreakerForceValue,
+  BreakerPayload,
+  BreakerStateValue,
+  CallCap,
+  CallCapPayload,
+  CallLimit,
+  CallLimitPayload,
+  LimitPeriod,
+  LimitScopeValue,
+  MAX_LIMIT_CALLS,
+  PERIOD_MS,
+  SetBreakerInput,
+  SetCallCapInput,
+  SetCallLimitInput,
+} from './guards.input.js';
 
 function breakerView(scope: BreakerScope, record: BreakerRecord | undefined): Breaker {
   return {
@@ -295,6 +84,49 @@ function problem(field: string, message: string, code: string): UserError {
   return new UserError(['input', field], message, code);
 }
 
+/** A limit or cap is set on one connection or one operation: a problem unless exactly one is given. */
+function targetProblem(input: {
+  connectionId?: string | null;
+  operationId?: string | null;
+}): UserError | null {
+  if ((input.connectionId ? 1 : 0) + (input.operationId ? 1 : 0) === 1) return null;
+  return problem('connectionId', 'give connectionId or operationId', 'TARGET_INVALID');
+}
+
+/** The connection or operation a limit or cap is set on (one of them, `targetProblem` checked), as the caller may see it. */
+async function guardTarget(
+  ctx: Context,
+  input: { connectionId?: string | null; operationId?: string | null },
+): Promise<{
+  connectionId: string;
+  operationId: string | null;
+  scope: 'OPERATION' | 'CONNECTION';
+  workspaceOfTarget: string;
+  targetType: 'Connection' | 'Operation';
+  targetId: string;
+}> {
+  if (input.operationId) {
+    const op = await visibleOperation(ctx, input.operationId);
+    return {
+      connectionId: op.connection.id,
+      operationId: op.id,
+      scope: 'OPERATION',
+      workspaceOfTarget: op.workspace.id,
+      targetType: 'Operation',
+      targetId: op.nodeId,
+    };
+  }
+  const connection = await visibleConnection(ctx, input.connectionId!);
+  return {
+    connectionId: connection.id,
+    operationId: null,
+    scope: 'CONNECTION',
+    workspaceOfTarget: connection.workspace.id,
+    targetType: 'Connection',
+    targetId: toGlobalId('Connection', connection.id),
+  };
+}
+
 @Resolver()
 export class GuardsResolver {
   @Authorized(Role.ADMIN, Role.OPERATOR)
@@ -306,11 +138,8 @@ export class GuardsResolver {
     @Arg('input', () => SetCallLimitInput) input: SetCallLimitInput,
     @Ctx() ctx: Context,
   ): Promise<CallLimitPayload> {
-    if ((input.connectionId ? 1 : 0) + (input.operationId ? 1 : 0) !== 1)
-      return {
-        callLimit: null,
-        userErrors: [problem('connectionId', 'give connectionId or operationId', 'TARGET_INVALID')],
-      };
+    const invalid = targetProblem(input);
+    if (invalid !== null) return { callLimit: null, userErrors: [invalid] };
     if (input.workspaceId && !input.connectionId)
       return {
         callLimit: null,
@@ -318,32 +147,13 @@ export class GuardsResolver {
       };
     if (input.workspaceId && ctx.principal!.role !== Role.ADMIN)
       throw forbiddenError('only an ADMIN sets a limit for a whole workspace');
-    let connectionId: string;
-    let operationId: string | null = null;
+    const { connectionId, operationId, workspaceOfTarget, targetType, targetId, ...target } =
+      await guardTarget(ctx, input);
     let forWorkspaceId: string | null = null;
-    let scope: LimitScope;
-    let workspaceOfTarget: string;
-    let targetType: 'Connection' | 'Operation';
-    let targetId: string;
-    if (input.operationId) {
-      const op = await visibleOperation(ctx, input.operationId);
-      connectionId = op.connection.id;
-      operationId = op.id;
-      scope = 'OPERATION';
-      workspaceOfTarget = op.workspace.id;
-      targetType = 'Operation';
-      targetId = op.nodeId;
-    } else {
-      const connection = await visibleConnection(ctx, input.connectionId!);
-      connectionId = connection.id;
-      workspaceOfTarget = connection.workspace.id;
-      targetType = 'Connection';
-      targetId = toGlobalId('Connection', connection.id);
-      scope = 'CONNECTION';
-      if (input.workspaceId) {
-        forWorkspaceId = idOf(input.workspaceId, 'Workspace', 'workspace');
-        scope = 'WORKSPACE';
-      }
+    let scope: LimitScope = target.scope;
+    if (input.workspaceId) {
+      forWorkspaceId = idOf(input.workspaceId, 'Workspace', 'workspace');
+      scope = 'WORKSPACE';
     }
     let spec: { calls: number; periodMs: number; burst: number } | null = null;
     if (input.calls !== null && input.calls !== undefined) {
@@ -391,33 +201,12 @@ export class GuardsResolver {
     @Arg('input', () => SetCallCapInput) input: SetCallCapInput,
     @Ctx() ctx: Context,
   ): Promise<CallCapPayload> {
-    if ((input.connectionId ? 1 : 0) + (input.operationId ? 1 : 0) !== 1)
-      return {
-        callCap: null,
-        userErrors: [problem('connectionId', 'give connectionId or operationId', 'TARGET_INVALID')],
-      };
-    let connectionId: string;
-    let operationId: string | null = null;
-    let scope: CapScope;
-    let workspaceOfTarget: string;
-    let targetType: 'Connection' | 'Operation';
-    let targetId: string;
-    if (input.operationId) {
-      const op = await visibleOperation(ctx, input.operationId);
-      connectionId = op.connection.id;
-      operationId = op.id;
-      scope = 'OPERATION';
-      workspaceOfTarget = op.workspace.id;
-      targetType = 'Operation';
-      targetId = op.nodeId;
-    } else {
-      const connection = await visibleConnection(ctx, input.connectionId!);
-      connectionId = connection.id;
-      workspaceOfTarget = connection.workspace.id;
-      targetType = 'Connection';
-      targetId = toGlobalId('Connection', connection.id);
-      scope = 'CONNECTION';
-    }
+    const invalid = targetProblem(input);
+    if (invalid !== null) return { callCap: null, userErrors: [invalid] };
+    const { connectionId, operationId, scope, workspaceOfTarget, targetType, targetId } = await guardTarget(
+      ctx,
+      input,
+    );
     let spec: { maxInFlight: number; maxWaitMs: number } | null = null;
     if (input.maxInFlight !== null && input.maxInFlight !== undefined) {
       const maxInFlight = input.maxInFlight;

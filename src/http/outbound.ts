@@ -18,13 +18,21 @@
  * Errors are `OutboundError`s with a stable `code` and a message that names the host only: never a
  * header value, a query string or a path, which may all carry credentials.
  */
-import { EventEmitter } from 'node:events';
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { OutboundError, OutboundErrorCode } from './outbound-error.js';
-import { CALL_TIMEOUT_MS, FORBIDDEN_HEADER_CHARS, MAX_UPSTREAM_BODY_BYTES } from '../limits.js';
+import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from '../limits.js';
 import { Memo } from '../memo.js';
+import { checkHeaders, pickSafeHeaders, withoutContentType } from './outbound-headers.js';
+import { addressRefused, connectFailed, guardedLookup } from './outbound-connect.js';
+import {
+  aborted,
+  CappedResponse,
+  Deadline,
+  DUMP_LIMIT_BYTES,
+  type OutboundResponse,
+} from './outbound-response.js';
 import {
   classifyAddress,
   compileUrlPolicy,
@@ -50,10 +58,10 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000; // 5 seconds
 /** Idle keep-alive sockets are closed after this long (undici's default). */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000; // 4 seconds
 /** How much of an unread body `dump()` drains to keep the socket reusable before destroying it. */
-const DUMP_LIMIT_BYTES = 64 * 1024; // 64 KiB
 
 export { isOutboundError, OutboundError, OutboundErrorCode } from './outbound-error.js';
 export { classifyAddress, isAddressAllowed } from './url-policy.js';
+export type { OutboundResponse } from './outbound-response.js';
 
 export interface OutboundOptions {
   /**
@@ -91,160 +99,10 @@ export interface OutboundRequestInit {
   signal?: AbortSignal;
 }
 
-export interface OutboundResponse {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  /** The final URL, after redirects. */
-  readonly url: URL;
-  /**
-   * The body as a stream, counted as it arrives: it throws `BODY_TOO_LARGE` past the cap. Read it at
-   * most once, through this or through `text`/`json`/`dump`. Breaking out of the loop closes it.
-   */
-  readonly body: AsyncIterable<Buffer>;
-  /** The whole body as UTF-8, capped. */
-  text(): Promise<string>;
-  /** The whole body parsed as JSON, capped; `INVALID_JSON` if it does not parse. */
-  json(): Promise<unknown>;
-  /** Discards the body. Never throws. Call it on every response whose body you don't read. */
-  dump(): Promise<void>;
-}
-
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Headers that undici or the transport set; a caller setting them could split or misroute a request. */
-const RESERVED_HEADERS = new Set([
-  'host',
-  'connection',
-  'content-length',
-  'transfer-encoding',
-  'keep-alive',
-  'upgrade',
-  'expect',
-  'te',
-  'trailer',
-  'proxy-connection',
-]);
-/** Kept on a cross-origin redirect; every other caller header is dropped so no credential follows. */
-const CROSS_ORIGIN_SAFE_HEADERS = new Set([
-  'accept',
-  'accept-language',
-  'content-type',
-  'user-agent',
-  'mcp-protocol-version',
-]);
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Addresses kept parsed and checked per client (the table is emptied when full). */
 const CHECKED_URLS_KEPT = 256;
-
-/**
- * Wraps a DNS lookup so that every address it yields is checked before `net.connect` uses it.
- * Node calls it with `all: true` when it races address families, so both callback shapes are served.
- */
-function guardedLookup(base: LookupFunction, allowLoopback: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    const wantAll = options.all === true;
-    const opts: LookupOptions = { ...options, all: true };
-    base(hostname, opts, (err, result, family) => {
-      if (err) {
-        callback(err, '', 0);
-        return;
-      }
-      const list: LookupAddress[] =
-        typeof result === 'string' ? [{ address: result, family: family ?? isIP(result) }] : result;
-      if (list.length === 0) {
-        const notFound: NodeJS.ErrnoException = new Error(`no addresses for ${hostname}`);
-        notFound.code = 'ENOTFOUND';
-        callback(notFound, '', 0);
-        return;
-      }
-      for (const entry of list) {
-        if (!isAddressAllowed(entry.address, allowLoopback)) {
-          callback(addressRefused(hostname, classifyAddress(entry.address)), '', 0);
-          return;
-        }
-      }
-      const first = list[0] as LookupAddress;
-      if (wantAll) callback(null, list);
-      else callback(null, first.address, first.family);
-    });
-  };
-}
-
-function addressRefused(host: string, range: string): OutboundError {
-  return new OutboundError(
-    OutboundErrorCode.ADDRESS_REFUSED,
-    `${host} is or resolves to a ${range} address, which is refused; if it is a server of yours that the service should reach, add it to OUTBOUND_ALLOW_HOSTS`,
-    { reachedServer: false, data: { host, range } },
-  );
-}
-
-function errorCodeOf(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string') return code;
-  const cause = (err as { cause?: unknown }).cause;
-  return cause === undefined ? undefined : errorCodeOf(cause);
-}
-
-/** Everything the connector reports failed before a request byte was written. */
-function connectFailed(err: unknown, host: string): OutboundError {
-  if (err instanceof OutboundError) return err;
-  const code = errorCodeOf(err) ?? 'UNKNOWN';
-  return new OutboundError(OutboundErrorCode.CONNECT_FAILED, `could not connect to ${host} (${code})`, {
-    reachedServer: false,
-    data: { host, cause: code },
-    cause: err,
-  });
-}
-
-function translateError(err: unknown, host: string): OutboundError {
-  if (err instanceof OutboundError) return err;
-  const code = errorCodeOf(err) ?? 'UNKNOWN';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new OutboundError(OutboundErrorCode.TIMEOUT, `request to ${host} timed out`, {
-      reachedServer: true,
-      data: { host },
-      cause: err,
-    });
-  }
-  if (code === 'UND_ERR_INVALID_ARG') {
-    // undici refused the request before sending it; our own checks should have caught it first.
-    return new OutboundError(
-      OutboundErrorCode.HEADER_INVALID,
-      `request to ${host} was refused by the client`,
-      {
-        reachedServer: false,
-        data: { host },
-        cause: err,
-      },
-    );
-  }
-  return new OutboundError(OutboundErrorCode.TRANSPORT_ERROR, `connection to ${host} failed (${code})`, {
-    reachedServer: true,
-    data: { host, cause: code },
-    cause: err,
-  });
-}
-
-function checkHeaders(headers: Record<string, string>, host: string): void {
-  for (const name in headers) {
-    const value = headers[name];
-    if (!TOKEN.test(name) || RESERVED_HEADERS.has(name.toLowerCase())) {
-      throw new OutboundError(OutboundErrorCode.HEADER_INVALID, `header name is not allowed for ${host}`, {
-        reachedServer: false,
-        data: { host },
-      });
-    }
-    if (typeof value !== 'string' || FORBIDDEN_HEADER_CHARS.test(value)) {
-      // The name is safe to report (it is a token); the value never is.
-      throw new OutboundError(
-        OutboundErrorCode.HEADER_INVALID,
-        `header "${name}" has a value with CR, LF or NUL, or not a string, for ${host}`,
-        { reachedServer: false, data: { host, header: name } },
-      );
-    }
-  }
-}
 
 /**
  * One undici `Agent` with keep-alive, shared by every request. Construct one per process and
@@ -462,106 +320,6 @@ export class OutboundClient {
   }
 }
 
-function noop(): void {}
-
-/**
- * What undici is given to abort a request: an `EventEmitter` (undici takes one in place of an
- * `AbortSignal`) that emits `abort` once. An `AbortSignal` (an `EventTarget`) and its listeners
- * cost a few microseconds more per request, on the path of every call.
- */
-class DeadlineSignal extends EventEmitter {
-  aborted = false;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
-}
-
-/**
- * One request's deadline across its redirect hops: one timer, and the signal undici gets (it aborts
- * the connect wait, the headers and the body alike), which the caller's signal aborts too. It also
- * names what ended the request: the deadline is `TIMEOUT`, the caller's signal `ABORTED`, anything
- * else is translated by `translateError`.
- *
- * `end()` (the body read, drained or failed) stops the timer. `AbortSignal.timeout` would do the
- * same job, but costs more than a whole call's parsing to create (a weakly held timer per signal),
- * and each one fires at its deadline, long after the call, with a `DOMException` and its stack.
- */
-class Deadline {
-  /** The host of the current hop, for messages. */
-  host: string;
-  readonly timeoutMs: number;
-  readonly signal = new DeadlineSignal();
-  readonly #timer: NodeJS.Timeout;
-  readonly #caller: AbortSignal | undefined;
-  readonly #onCallerAbort: (() => void) | undefined;
-  #timedOut = false;
-
-  constructor(host: string, timeoutMs: number, caller: AbortSignal | undefined) {
-    this.host = host;
-    this.timeoutMs = timeoutMs;
-    this.#timer = setTimeout(() => {
-      this.#timedOut = true;
-      this.signal.abort();
-    }, timeoutMs).unref();
-    this.#caller = caller;
-    if (caller) {
-      this.#onCallerAbort = () => this.signal.abort();
-      caller.addEventListener('abort', this.#onCallerAbort, { once: true });
-    }
-  }
-
-  /** The request is over (its body read, drained or failed): the timer and the caller's listener go. */
-  end(): void {
-    clearTimeout(this.#timer);
-    if (this.#onCallerAbort) this.#caller?.removeEventListener('abort', this.#onCallerAbort);
-  }
-
-  /** The failure an error stands for, given what (if anything) aborted the request. Ends the request. */
-  failure(err: unknown): OutboundError {
-    this.end();
-    if (this.#timedOut) {
-      return new OutboundError(
-        OutboundErrorCode.TIMEOUT,
-        `request to ${this.host} timed out after ${this.timeoutMs} ms`,
-        { reachedServer: true, data: { host: this.host, timeoutMs: this.timeoutMs } },
-      );
-    }
-    if (this.#caller?.aborted) return aborted(this.host, this.#caller.reason);
-    return translateError(err, this.host);
-  }
-
-  /** Settles with `promise`, or rejects as soon as the signal aborts; rejects with an `OutboundError`. */
-  race<T>(promise: Promise<T>): Promise<T> {
-    const signal = this.signal;
-    if (signal.aborted) return Promise.reject(this.failure(undefined));
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => reject(this.failure(undefined));
-      signal.once('abort', onAbort);
-      promise.then(
-        (value) => {
-          signal.removeListener('abort', onAbort);
-          resolve(value);
-        },
-        (err: unknown) => {
-          signal.removeListener('abort', onAbort);
-          reject(this.failure(err));
-        },
-      );
-    });
-  }
-}
-
-function aborted(host: string, reason: unknown): OutboundError {
-  return new OutboundError(OutboundErrorCode.ABORTED, `request to ${host} was aborted`, {
-    reachedServer: true,
-    data: { host },
-    cause: reason,
-  });
-}
-
 function redirectRefused(host: string, why: string, cause?: unknown): OutboundError {
   const data: Record<string, unknown> = { host };
   if (cause instanceof OutboundError) data.reason = cause.code;
@@ -570,129 +328,4 @@ function redirectRefused(host: string, why: string, cause?: unknown): OutboundEr
     data,
     cause,
   });
-}
-
-function pickSafeHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name in headers) {
-    if (CROSS_ORIGIN_SAFE_HEADERS.has(name.toLowerCase())) out[name] = headers[name] as string;
-  }
-  return out;
-}
-
-function withoutContentType(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name in headers) {
-    if (name.toLowerCase() !== 'content-type') out[name] = headers[name] as string;
-  }
-  return out;
-}
-
-class CappedResponse implements OutboundResponse {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly url: URL;
-  readonly #raw: Dispatcher.ResponseData['body'];
-  readonly #cap: number;
-  readonly #deadline: Deadline;
-
-  constructor(res: Dispatcher.ResponseData, url: URL, cap: number, deadline: Deadline) {
-    this.status = res.statusCode;
-    this.headers = res.headers;
-    this.url = url;
-    this.#raw = res.body;
-    this.#cap = cap;
-    this.#deadline = deadline;
-  }
-
-  get body(): AsyncIterable<Buffer> {
-    return this.#iterate();
-  }
-
-  #tooLarge(): OutboundError {
-    const host = this.url.hostname;
-    return new OutboundError(
-      OutboundErrorCode.BODY_TOO_LARGE,
-      `the response from ${host} is larger than ${this.#cap} bytes`,
-      { reachedServer: true, data: { host, limitBytes: this.#cap } },
-    );
-  }
-
-  /** A declared length over the cap fails before a byte is read. */
-  #declaredLength(): number | null {
-    const raw = this.headers['content-length'];
-    if (typeof raw !== 'string') return null;
-    const n = Number(raw);
-    return Number.isSafeInteger(n) && n >= 0 ? n : null;
-  }
-
-  async *#iterate(): AsyncGenerator<Buffer, void, undefined> {
-    const raw = this.#raw;
-    let complete = false;
-    try {
-      const declared = this.#declaredLength();
-      if (declared !== null && declared > this.#cap) throw this.#tooLarge();
-      let total = 0;
-      try {
-        for await (const chunk of raw as AsyncIterable<Buffer>) {
-          total += chunk.length;
-          if (total > this.#cap) throw this.#tooLarge();
-          yield chunk;
-        }
-      } catch (err) {
-        throw this.#deadline.failure(err);
-      }
-      complete = true;
-    } finally {
-      this.#deadline.end();
-      // Without a listener, undici reports the destroy as an uncaught 'error'.
-      if (!complete) raw.on('error', noop).destroy();
-    }
-  }
-
-  async text(): Promise<string> {
-    const declared = this.#declaredLength();
-    if (declared !== null && declared <= this.#cap) {
-      // The HTTP parser enforces Content-Length, so this cannot exceed the cap: take undici's fast path.
-      try {
-        return await this.#raw.text();
-      } catch (err) {
-        throw this.#deadline.failure(err);
-      } finally {
-        this.#deadline.end();
-      }
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of this.#iterate()) chunks.push(chunk);
-    return chunks.length === 1
-      ? (chunks[0] as Buffer).toString('utf8')
-      : Buffer.concat(chunks).toString('utf8');
-  }
-
-  async json(): Promise<unknown> {
-    const text = await this.text();
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (cause) {
-      throw new OutboundError(
-        OutboundErrorCode.INVALID_JSON,
-        `the response from ${this.url.hostname} is not JSON`,
-        {
-          reachedServer: true,
-          data: { host: this.url.hostname },
-          cause,
-        },
-      );
-    }
-  }
-
-  async dump(): Promise<void> {
-    try {
-      await this.#raw.dump({ limit: DUMP_LIMIT_BYTES });
-    } catch {
-      // Draining is best effort: a body that fails here is already gone.
-    } finally {
-      this.#deadline.end();
-    }
-  }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectionStatus, CredentialKind } from '../../../src/connections/connection.entity.js';
-import { describeFailure, statusAfterFailure } from '../../../src/discovery/discover.js';
+import { describeFailure, statusAfterFailure } from '../../../src/discovery/run-failure.js';
 import { AppError } from '../../../src/errors.js';
 import { McpClientError } from '../../../src/mcp/client.js';
 import { OAuthError } from '../../../src/oauth/errors.js';
