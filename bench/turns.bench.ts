@@ -177,7 +177,7 @@ function coldCompiles(tools: ReturnType<typeof corpusTools>['tools']): {
  * beginTurn with 300 corpus tools in every dialect, warm, interleaved in batches beside GENERIC;
  * each asks what its runtime needs: GENERIC `name description inputSchema`, a dialect `declaration`
  * and `leftOut` (answers of different sizes: Chat Completions and Gemini take 128 tools, and list
- * the other 173 in `leftOut`). Also the same turns asking `turnId` only: the dialect's own cost
+ * the other 173 in `leftOut`), tool search OFF so that every tool is declared. Also the same turns asking `turnId` only: the dialect's own cost
  * (one cached lookup) apart from serializing the lists.
  */
 async function dialectBegins(
@@ -210,10 +210,10 @@ async function dialectBegins(
   const begin = (dialect: ToolDialect, full = true) =>
     s.gql<{ beginTurn: { tools?: unknown[] } }>(
       !full
-        ? 'mutation($a: ID!, $c: String!, $d: ToolDialect!) { beginTurn(input: { assistantId: $a, conversationId: $c, dialect: $d }) { turnId } }'
+        ? 'mutation($a: ID!, $c: String!, $d: ToolDialect!) { beginTurn(input: { assistantId: $a, conversationId: $c, dialect: $d, toolSearch: { mode: OFF } }) { turnId } }'
         : dialect === 'GENERIC'
-          ? 'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c }) { turnId tools { name description inputSchema } } }'
-          : 'mutation($a: ID!, $c: String!, $d: ToolDialect!) { beginTurn(input: { assistantId: $a, conversationId: $c, dialect: $d }) { turnId tools { declaration } leftOut { name code } } }',
+          ? 'mutation($a: ID!, $c: String!) { beginTurn(input: { assistantId: $a, conversationId: $c, toolSearch: { mode: OFF } }) { turnId tools { name description inputSchema } } }'
+          : 'mutation($a: ID!, $c: String!, $d: ToolDialect!) { beginTurn(input: { assistantId: $a, conversationId: $c, dialect: $d, toolSearch: { mode: OFF } }) { turnId tools { declaration } leftOut { name code } } }',
       dialect === 'GENERIC' && full
         ? { a: assistantId, c: 'bench' }
         : { a: assistantId, c: 'bench', d: dialect },

@@ -3,8 +3,10 @@
  *
  * The rules (issue 14, item 3):
  * - Only what the schema states is enforced: `required`, `type`, `enum`/`const`, bounds, lengths,
- *   `pattern`, nested objects and arrays, `additionalProperties`. `format` is not checked (no format
- *   validator is installed).
+ *   `multipleOf`, `uniqueItems`, `pattern`, nested objects and arrays, `additionalProperties`, and
+ *   the `format`s of {@link CHECKED_FORMATS} as JSON Schema defines them (ajv-formats, full mode).
+ *   Another `format` is not checked. So what a dialect only describes (issue 26: `format: email`
+ *   in a Gemini description) is still enforced here, on the canonical schema.
  * - The arguments are never changed: no coercion, no defaults, no removal. What passes is sent
  *   exactly as the model wrote it.
  * - A schema is compiled once per operation (the tool cache keeps the result). A schema that does
@@ -14,10 +16,14 @@
  *   never inlined (compiled code grows linearly with the schema), remote `$ref`s are never
  *   loaded, and `pattern` runs on a linear-time engine (RE2); a pattern that engine cannot run
  *   (lookaround, backreferences) is left unchecked rather than run on a backtracking engine.
+ *   The format checks are fixed expressions (not the server's), and run on at most
+ *   {@link MAX_FORMAT_CHARS} characters of the model's string: a longer string fails its format,
+ *   except a URI (which may be that long), which is then not checked.
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { RE2JS } from 're2js';
 import type { JsonObject } from '../operations/types.js';
 
@@ -54,10 +60,46 @@ const re2Engine = Object.assign(
   { code: 're2js' },
 );
 
+/** The `format` values checked (JSON Schema 2020-12 §7.3), as ajv-formats' full mode defines them. */
+export const CHECKED_FORMATS = [
+  'date-time',
+  'date',
+  'time',
+  'duration',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uri',
+  'uri-reference',
+  'uuid',
+] as const;
+
+/** The longest string a format is checked on (every checked format but a URI is far shorter). */
+export const MAX_FORMAT_CHARS = 2_048;
+
+/** A format check that looks at no more than {@link MAX_FORMAT_CHARS} characters. */
+function boundedFormat(name: (typeof CHECKED_FORMATS)[number]): (s: string) => boolean {
+  // ajv-formats defines a format as a RegExp, a function, or { validate: either }.
+  const def = fullFormats[name] as unknown;
+  const inner =
+    typeof def === 'object' && def !== null && !(def instanceof RegExp)
+      ? (def as { validate: unknown }).validate
+      : def;
+  const test = inner instanceof RegExp ? (s: string) => inner.test(s) : (inner as (s: string) => boolean);
+  const overLimit = name === 'uri' || name === 'uri-reference';
+  return (s) => (s.length > MAX_FORMAT_CHARS ? overLimit : test(s));
+}
+
+const FORMATS = Object.fromEntries(
+  CHECKED_FORMATS.map((name) => [name, { type: 'string' as const, validate: boundedFormat(name) }]),
+);
+
 const OPTIONS: Options = {
   strict: false,
   allErrors: true,
-  validateFormats: false,
+  validateFormats: true,
+  formats: FORMATS,
   // Never change the data: these are Ajv's defaults, stated so that a change of default cannot slip in.
   coerceTypes: false,
   useDefaults: false,
@@ -236,6 +278,9 @@ export function describeErrors(errors: readonly ErrorObject[], args?: unknown): 
         break;
       case 'const':
         push(`${field} must be ${JSON.stringify(p.allowedValue)}`);
+        break;
+      case 'format':
+        push(`${field} must match format: ${String(p.format)}`);
         break;
       default:
         push(`${field} ${oneLine(e.message ?? `fails "${e.keyword}"`)}`);

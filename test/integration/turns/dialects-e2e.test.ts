@@ -261,8 +261,8 @@ describe.each(TOOL_DIALECTS)('%s through GraphQL, against the hard-schema MCP pe
 describe.each(COMPILED)('%s: what is refused', (dialect) => {
   /**
    * Keywords the canonical schemas carry that a dialect may only describe, each with a value that
-   * breaks it and how the canonical check names the rule. The canonical check does not check
-   * `format` (src/turns/arguments.ts), so a described format is a hint only, in every dialect.
+   * breaks it and how the canonical check names the rule. `format` too (src/turns/arguments.ts,
+   * CHECKED_FORMATS): a Gemini call with a bad email is REJECTED naming the field and the format.
    */
   const CASES: RefusalCase[] = [
     {
@@ -288,6 +288,22 @@ describe.each(COMPILED)('%s: what is refused', (dialect) => {
       args: { amount_cents: 7 },
       rule: /must be multiple of 5/,
       note: /a multiple of 5/,
+    },
+    {
+      tool: 'find_user',
+      path: ['email'],
+      keyword: 'format',
+      args: { email: 'ada at example.com' },
+      rule: /must match format: email/,
+      note: /format: email/,
+    },
+    {
+      tool: 'keyword_soup',
+      path: ['url'],
+      keyword: 'format',
+      args: { url: 'no scheme, so not a URI' },
+      rule: /must match format: uri/,
+      note: /format: uri/,
     },
     {
       tool: 'keyword_soup',
@@ -338,7 +354,7 @@ describe.each(COMPILED)('%s: what is refused', (dialect) => {
         args[declaredKey] = args[c.path[0]]!;
         delete args[c.path[0]];
       }
-      if (c.tool === 'keyword_soup' && dialect === 'OPENAI_STRICT') {
+      if (dialect === 'OPENAI_STRICT') {
         // Strict mode: the model gives every property, null for the optional ones.
         for (const [k, p] of Object.entries(shapeProps)) if (!(k in args) && p.dropNull) args[k] = null;
       }
@@ -412,6 +428,11 @@ describe.each(COMPILED)('%s: what is refused', (dialect) => {
     const turn = await beginIn(dialect, `e2e-left-out-${dialect}`);
     const record = await recorded(turn.turnId);
     expect(record.leftOut).toEqual(turn.leftOut);
+    // A name never declared: UNAVAILABLE, as before issue 26 (docs/dialects.md says why not REJECTED).
+    const never = await callIn(turn.turnId, `${SLUG}__no_such_tool`, { a: 1 });
+    expect(never.sent).toBeNull();
+    expect(never.res).toMatchObject({ ok: false, status: 'UNAVAILABLE' });
+    expect(never.res.message).toMatch(/no tool named "hard__no_such_tool" in this turn/);
     if (dialect !== 'OPENAI_STRICT') {
       expect(turn.leftOut).toEqual([]);
       return;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../src/operations/types.js';
 import {
   compileArguments,
+  MAX_FORMAT_CHARS,
   MAX_SCHEMA_CHARS,
   rejectionMessage,
   type ArgumentCheck,
@@ -101,9 +102,72 @@ describe('arguments checked against the input schema', () => {
         lines: [{ sku: 'a', qty: 2 }],
       },
     ],
-    ['a format the platform does not check', { id: 1, email: 'not an email' }],
+    ['a well-formed email', { id: 1, email: 'ada@example.com' }],
   ])('should accept: %s', (_name, args) => {
     expect(compiled(order).validate(args)).toEqual({ ok: true });
+  });
+
+  it('should refuse a malformed email, naming the field and the format', () => {
+    expect(problems(order, { id: 1, email: 'not an email' })).toEqual(['"email" must match format: email']);
+  });
+
+  // What a dialect only describes (issue 26: format, pattern, bounds, multipleOf, uniqueItems,
+  // const, enum) is enforced here, on the canonical schema.
+  const formats: [string, string, string][] = [
+    ['email', 'ada@example.com', 'ada@@example'],
+    ['uri', 'https://example.com/a?b=c#d', 'no scheme here'],
+    ['uri-reference', '/a/b?c', 'a b'],
+    ['date-time', '2026-12-02T20:15:44Z', '2026-13-02T20:15:44Z'],
+    ['date', '2026-02-28', '2026-02-30'],
+    ['time', '20:15:44Z', '25:00:00Z'],
+    ['duration', 'P1DT2H', 'P1H'],
+    ['uuid', '0190a6c2-7d3e-7c1a-9f00-0123456789ab', '0190a6c2-7d3e-7c1a-9f00'],
+    ['ipv4', '192.168.0.1', '256.1.1.1'],
+    ['ipv6', '2001:db8::1', '2001:db8:::1'],
+    ['hostname', 'api.example.com', '-bad-.example.com'],
+  ];
+  it.each(formats)('should check format %s: %s passes, %s is refused', (format, good, bad) => {
+    const schema: JsonObject = { type: 'object', properties: { v: { type: 'string', format } } };
+    expect(compiled(schema).validate({ v: good })).toEqual({ ok: true });
+    expect(problems(schema, { v: bad })).toEqual([`"v" must match format: ${format}`]);
+  });
+
+  it('should leave a format it does not know unchecked, and apply a format to strings only', () => {
+    const schema: JsonObject = {
+      type: 'object',
+      properties: { a: { type: 'string', format: 'x-colour' }, n: { format: 'email' } },
+    };
+    expect(compiled(schema).validate({ a: 'anything', n: 7 })).toEqual({ ok: true });
+  });
+
+  it('should bound the string a format looks at: longer fails, except a URI, then not checked', () => {
+    const schema: JsonObject = {
+      type: 'object',
+      properties: { e: { type: 'string', format: 'email' }, u: { type: 'string', format: 'uri' } },
+    };
+    const long = 'a'.repeat(MAX_FORMAT_CHARS);
+    expect(problems(schema, { e: `${long}@example.com` })).toEqual(['"e" must match format: email']);
+    expect(compiled(schema).validate({ u: `https://example.com/${long} not a uri` })).toEqual({ ok: true });
+    expect(problems(schema, { u: 'https://example.com/ not a uri' })).toEqual(['"u" must match format: uri']);
+  });
+
+  it.each<[string, JsonObject, unknown, string]>([
+    ['multipleOf', { type: 'number', multipleOf: 5 }, 12, '"v" must be multiple of 5'],
+    [
+      'uniqueItems',
+      { type: 'array', uniqueItems: true },
+      [1, 1],
+      '"v" must NOT have duplicate items (items ## 0 and 1 are identical)',
+    ],
+    ['const', { const: 'EUR' }, 'USD', '"v" must be "EUR"'],
+    ['integer enum', { enum: [1, 2] }, 3, '"v" must be one of 1, 2'],
+    ['exclusiveMinimum', { type: 'number', exclusiveMinimum: 0 }, 0, '"v" must be > 0'],
+    ['maximum', { type: 'integer', maximum: 10 }, 11, '"v" must be <= 10'],
+    ['minLength', { type: 'string', minLength: 2 }, 'a', '"v" must NOT have fewer than 2 characters'],
+    ['pattern', { type: 'string', pattern: '^[A-Z]{3}$' }, 'abc', '"v" must match pattern "^[A-Z]{3}$"'],
+  ])('should enforce %s', (_k, v, value, message) => {
+    const schema: JsonObject = { type: 'object', properties: { v } };
+    expect(problems(schema, { v: value })).toEqual([message]);
   });
 
   it('should never change the arguments: no coercion, no defaults, no removal', () => {
