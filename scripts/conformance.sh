@@ -77,8 +77,9 @@ SERVER_URL=
 if [ "$MODE" = server ]; then
   # The service and its tool server, until this script ends; the first stdout line is the URL.
   coproc SERVICE { exec node --import tsx "$ROOT/scripts/conformance-server.ts" 2>"$RESULTS/service.log"; }
-  SERVICE_PID=$SERVICE_PID
-  trap 'kill "$SERVICE_PID" 2>/dev/null; wait "$SERVICE_PID" 2>/dev/null || true' EXIT
+  # A copy: bash unsets SERVICE_PID when the coprocess ends, and the EXIT trap runs under set -u.
+  SVC_PID=$SERVICE_PID
+  trap 'kill "$SVC_PID" 2>/dev/null; wait "$SVC_PID" 2>/dev/null || true' EXIT
   if ! read -r -t 180 SERVER_URL <&"${SERVICE[0]}"; then
     echo "conformance: the service did not start; see $RESULTS/service.log" >&2
     cat "$RESULTS/service.log" >&2
