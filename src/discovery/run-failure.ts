@@ -1,5 +1,5 @@
 /**
- * How a discovery run fails (pure): the codes of its own failures, what a person is told of any
+ * How a discovery run fails: the codes of its own failures, what a person is told of any
  * failure, and the connection's status after one.
  */
 import { DriverException } from '@mikro-orm/postgresql';
