@@ -249,7 +249,11 @@ export function unprefixListing(text: string): string {
 }
 
 /** The proxy of the header comment: bearer token added, names mapped, the rest passed through. */
-async function startProxy(target: URL, token: string): Promise<{ url: string; close: () => Promise<void> }> {
+async function startProxy(
+  target: URL,
+  token: string,
+  port: number,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       let body = await readBody(req);
@@ -301,7 +305,7 @@ async function startProxy(target: URL, token: string): Promise<{ url: string; cl
       upstream.end(body);
     })();
   });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => http.listen(port, '127.0.0.1', r));
   return {
     url: `http://localhost:${(http.address() as AddressInfo).port}/mcp`,
     close: () =>
@@ -312,6 +316,16 @@ async function startProxy(target: URL, token: string): Promise<{ url: string; cl
   };
 }
 
+/** A free loopback port, for the proxy: its origin is the one browsers would see, so it is allowed. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((r) => probe.close(() => r()));
+  return port;
+}
+
+const proxyPort = await freePort();
 const tools = await startToolServer();
 const db = await benchDatabase();
 const dataDir = await mkdtemp(join(tmpdir(), 'ct-conformance-server-'));
@@ -323,6 +337,8 @@ const config = loadConfig({
   HOST: '127.0.0.1',
   DATA_DIR: dataDir,
   SECRET_KEY: randomBytes(32).toString('hex'),
+  // The proxy stands where a deployment's public address would: its origin is the service's own.
+  MCP_ALLOWED_ORIGINS: `http://localhost:${proxyPort}`,
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
 });
 const app = await startApp(config, createLogger(config.logLevel, process.stderr), { bootstrapAdmin: false });
@@ -387,7 +403,7 @@ try {
   const token = minted.createApiToken.secret;
   if (!token) throw new Error(`createApiToken: ${JSON.stringify(minted.createApiToken.userErrors)}`);
   const endpoint = new URL(`/mcp/${encodeURIComponent(assistantId)}`, url);
-  proxy = await startProxy(endpoint, token);
+  proxy = await startProxy(endpoint, token, proxyPort);
   process.stdout.write(`${proxy.url}\n${endpoint.toString()}\n`);
 } catch (err) {
   log(`failed: ${err instanceof Error ? err.message : String(err)}`);
