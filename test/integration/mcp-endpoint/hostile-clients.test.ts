@@ -1,17 +1,21 @@
 /**
  * Hostile clients of the MCP endpoint (issue 27), over raw HTTP: a page of another origin (DNS
- * rebinding), an oversized body, 10,000 ids in a batch, a deep JSON body, NUL bytes in arguments.
+ * rebinding), an oversized body, 10,000 ids in a batch, a deep JSON body, NUL bytes in arguments,
+ * GET streams opened and never read (bounded per instance, closed when their token is revoked).
  * Each is refused with its status or carried safely; none is a 500.
  */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   endpointUrl,
   initializeMessage,
+  mcpClientTokenOf,
   mintMcpClientToken,
   mcpRequest,
   recordedCalls,
 } from '../../support/mcp-endpoint.js';
 import { startCrmWorld, type CrmFixture } from '../../support/turns.js';
+import { waitUntil } from '../../support/wait.js';
 
 let f: CrmFixture;
 let token: string;
@@ -19,7 +23,11 @@ let url: URL;
 
 beforeAll(async () => {
   f = await startCrmWorld('Hostile', {
-    env: { MCP_ALLOWED_ORIGINS: 'https://app.example.com', MCP_MAX_BODY_BYTES: '65536' },
+    env: {
+      MCP_ALLOWED_ORIGINS: 'https://app.example.com',
+      MCP_MAX_BODY_BYTES: '65536',
+      MCP_STREAMS_MAX: '2',
+    },
   });
   token = await mintMcpClientToken(f.t, f.w, 'hostile');
   url = endpointUrl(f.t, f.w.assistantId);
@@ -96,5 +104,53 @@ it('carries NUL bytes in arguments to the tool as the model sent them, or refuse
   } else {
     const [row] = await recordedCalls(f.t, f.w.assistantId, 'hostile__lookup', {});
     expect(row?.status).not.toBe('SUCCEEDED');
+  }
+});
+
+/** A `GET` stream whose body is never read: its response, and whether the service closed it. */
+function openUnreadStream(
+  secret: string,
+): Promise<{ res: IncomingMessage; req: ClientRequest; closed: () => boolean }> {
+  return new Promise((resolve, reject) => {
+    let closed = false;
+    const req = httpRequest(
+      url,
+      { method: 'GET', headers: { authorization: `Bearer ${secret}`, accept: 'text/event-stream' } },
+      (res) => {
+        res.pause(); // never read
+        res.once('close', () => (closed = true));
+        resolve({ res, req, closed: () => closed });
+      },
+    );
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+it('holds at most MCP_STREAMS_MAX unread GET streams (503 past it), and closes them when their token is revoked', async () => {
+  const revoked = await mcpClientTokenOf(f.t, f.w, 'streams, revoked soon');
+  const streams = [await openUnreadStream(revoked.secret), await openUnreadStream(revoked.secret)];
+  try {
+    for (const s of streams) expect(s.res.statusCode).toBe(200);
+    const third = await openUnreadStream(token);
+    expect(third.res.statusCode).toBe(503);
+    expect(third.res.headers['retry-after']).toBe('5');
+    third.req.destroy();
+    // The service answers other requests while the streams sit unread.
+    const list = await mcpRequest(url, token, { body: initializeMessage() });
+    expect(list.status).toBe(200);
+    await list.arrayBuffer();
+    await f.t.ok(
+      'mutation($id: ID!) { revokeApiToken(input: { id: $id }) { apiToken { id } } }',
+      { id: revoked.id },
+      f.w.admin,
+    );
+    await waitUntil(() => streams.every((s) => s.closed()), 5);
+    // Their slots are free again.
+    const again = await openUnreadStream(token);
+    expect(again.res.statusCode).toBe(200);
+    again.req.destroy();
+  } finally {
+    for (const s of streams) s.req.destroy();
   }
 });
