@@ -380,3 +380,46 @@ export function acceptNotification(req: RawRequest, res: ServerResponse): boolea
 export function initializeResult(protocolVersion = '2025-06-18'): Record<string, unknown> {
   return { protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw-peer', version: '0.0.1' } };
 }
+
+/** `lookup` (read-only) and `update` (a write): the tools a {@link startRawToolPeer} lists unless told. */
+export const LOOKUP_AND_UPDATE: readonly Record<string, unknown>[] = [
+  {
+    name: 'lookup',
+    description: 'Look up',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+  },
+  { name: 'update', description: 'Update', inputSchema: { type: 'object' } },
+];
+
+/**
+ * Answers a `tools/call`: `reply(result)` sends the result now; not calling it leaves the call
+ * unanswered (the test may answer `res` later, with {@link sendJson}).
+ */
+export type RawCallHandler = (req: RawRequest, res: ServerResponse, reply: (result: unknown) => void) => void;
+
+/**
+ * A legacy (2025-06-18) MCP tool server on a bare `node:http` server: notifications get 202,
+ * `server/discover` is refused as before `initialize` (400, `-32000`, as mcp-version-servers.ts does),
+ * `initialize` and `tools/list` are answered, each `tools/call` goes to `onCall`, any other method
+ * gets `-32601`.
+ */
+export async function startRawToolPeer(
+  onCall: RawCallHandler,
+  tools: readonly Record<string, unknown>[] = LOOKUP_AND_UPDATE,
+): Promise<RawServerHandle> {
+  return startRawServer((req, res) => {
+    if (acceptNotification(req, res)) return;
+    const reply = (result: unknown) => sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result });
+    if (req.method === 'server/discover')
+      return sendJson(res, 400, {
+        jsonrpc: '2.0',
+        id: req.id,
+        error: { code: -32000, message: 'Bad Request' },
+      });
+    if (req.method === 'initialize') return reply(initializeResult());
+    if (req.method === 'tools/list') return reply({ tools });
+    if (req.method === 'tools/call') return onCall(req, res, reply);
+    sendJson(res, 200, { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'no' } });
+  });
+}

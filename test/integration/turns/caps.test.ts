@@ -13,13 +13,7 @@ import {
 } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
+import { sendJson, startRawToolPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 import { waitUntil } from '../../support/wait.js';
 import { begin, buildWorld, connectTools, type World } from '../../support/turns.js';
 import { DEFAULT_CAP_LEASE_TTL_MS } from '../../../src/guards/cap.js';
@@ -34,36 +28,11 @@ interface HoldPeer {
 
 async function startHoldPeer(): Promise<HoldPeer> {
   const peer: HoldPeer = { handle: null as unknown as RawServerHandle, received: {}, held: [] };
-  peer.handle = await startRawServer((req, res) => {
-    if (acceptNotification(req, res)) return;
-    const reply = (result: unknown) => sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result });
-    if (req.method === 'server/discover')
-      return sendJson(res, 400, {
-        jsonrpc: '2.0',
-        id: req.id,
-        error: { code: -32000, message: 'Bad Request' },
-      });
-    if (req.method === 'initialize') return reply(initializeResult());
-    if (req.method === 'tools/list')
-      return reply({
-        tools: [
-          {
-            name: 'lookup',
-            description: 'Look up',
-            inputSchema: { type: 'object' },
-            annotations: { readOnlyHint: true },
-          },
-          { name: 'update', description: 'Update', inputSchema: { type: 'object' } },
-        ],
-      });
-    if (req.method === 'tools/call') {
-      const params = (req.body as { params?: { name?: unknown; arguments?: { n?: unknown } } }).params;
-      const name = String(params?.name);
-      (peer.received[name] ??= []).push(params?.arguments?.n);
-      peer.held.push({ res, id: req.id, n: params?.arguments?.n });
-      return;
-    }
-    sendJson(res, 200, { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'no' } });
+  peer.handle = await startRawToolPeer((req, res) => {
+    const params = (req.body as { params?: { name?: unknown; arguments?: { n?: unknown } } }).params;
+    const name = String(params?.name);
+    (peer.received[name] ??= []).push(params?.arguments?.n);
+    peer.held.push({ res, id: req.id, n: params?.arguments?.n });
   });
   return peer;
 }

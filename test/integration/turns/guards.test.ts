@@ -15,13 +15,7 @@ import {
 } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
+import { startRawToolPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 import { waitUntil } from '../../support/wait.js';
 import { begin, buildWorld, connectTools, type World } from '../../support/turns.js';
 import { DEFAULT_BREAKER_RULE } from '../../../src/guards/breaker.js';
@@ -39,41 +33,16 @@ interface SwitchPeer {
 
 async function startSwitchPeer(): Promise<SwitchPeer> {
   const peer: SwitchPeer = { handle: null as unknown as RawServerHandle, mode: 'ok', calls: {}, hanging: [] };
-  peer.handle = await startRawServer((req, res) => {
-    if (acceptNotification(req, res)) return;
-    const reply = (result: unknown) => sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result });
-    // A legacy server: server/discover is refused as before initialize (mcp-version-servers.ts).
-    if (req.method === 'server/discover')
-      return sendJson(res, 400, {
-        jsonrpc: '2.0',
-        id: req.id,
-        error: { code: -32000, message: 'Bad Request' },
-      });
-    if (req.method === 'initialize') return reply(initializeResult());
-    if (req.method === 'tools/list')
-      return reply({
-        tools: [
-          {
-            name: 'lookup',
-            description: 'Look up',
-            inputSchema: { type: 'object' },
-            annotations: { readOnlyHint: true },
-          },
-          { name: 'update', description: 'Update', inputSchema: { type: 'object' } },
-        ],
-      });
-    if (req.method === 'tools/call') {
-      const name = String((req.body as { params?: { name?: unknown } }).params?.name);
-      peer.calls[name] = (peer.calls[name] ?? 0) + 1;
-      if (peer.mode === 'hang') {
-        peer.hanging.push(res);
-        return;
-      }
-      if (peer.mode === 'tool_error')
-        return reply({ isError: true, content: [{ type: 'text', text: 'no such customer' }] });
-      return reply({ content: [{ type: 'text', text: 'ok' }] });
+  peer.handle = await startRawToolPeer((req, res, reply) => {
+    const name = String((req.body as { params?: { name?: unknown } }).params?.name);
+    peer.calls[name] = (peer.calls[name] ?? 0) + 1;
+    if (peer.mode === 'hang') {
+      peer.hanging.push(res);
+      return;
     }
-    sendJson(res, 200, { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'no' } });
+    if (peer.mode === 'tool_error')
+      return reply({ isError: true, content: [{ type: 'text', text: 'no such customer' }] });
+    reply({ content: [{ type: 'text', text: 'ok' }] });
   });
   return peer;
 }
