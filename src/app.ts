@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiToken, Role } from './auth/api-token.entity.js';
 import { AuthService, mintToken } from './auth/auth.service.js';
 import type { Config } from './config.js';
+import { systemClock, type Clock } from './clock.js';
 import { resolveSecretKey } from './connections/secret-key.js';
 import { SecretBox } from './connections/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres, type SuperviseOptions } from './db/embedded.js';
@@ -56,8 +57,8 @@ export interface StartOptions {
    * (main.ts exits non-zero). Without it, the failure is logged and readiness stays 503.
    */
   onDatabaseLost?: (err: Error) => void;
-  /** The clock of rate limits and breakers (epoch ms): tests drive it with fake time. */
-  now?: () => number;
+  /** The clock of the call path (src/clock.ts); tests drive it with fake time. Default: real time. */
+  clock?: Clock;
 }
 
 /** Opens the database (embedded when DATABASE_URL is unset), migrates, and builds the services. */
@@ -180,6 +181,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
     // Built in order, each from what it uses. OAuth's callback runs a discovery and discovery reads
     // OAuth's headers: OAuth gets a forwarder to the discovery service built right after it.
+    const clock = options.clock ?? systemClock;
     const secrets = new SecretBox(key);
     const mcp = new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs });
     const metrics = new Metrics();
@@ -204,12 +206,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         }),
     );
     const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
-      now: options.now,
+      now: () => clock.now(),
       callTimeoutMs: config.outbound.timeoutMs,
     });
     await guard.start();
     const turns = new TurnService(
-      { config, orm, logger, metrics, mcp, oauth, outbound, secrets, guard },
+      { config, orm, logger, metrics, mcp, oauth, outbound, secrets, guard, clock },
       toolCache,
     );
     const services: Services = {
@@ -230,6 +232,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
       metrics,
       guard,
+      clock,
     };
     // Intents left open by a crash or a database outage are closed before this instance serves.
     // Today's and the next days' partitions exist before this instance records a call (rows would

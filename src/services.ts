@@ -15,6 +15,7 @@ import type { Metrics } from './metrics/metrics.js';
 import type { OAuthService } from './oauth/oauth.service.js';
 import type { DescriptionPool } from './openapi/pool.js';
 import type { CallGuard } from './guards/call-guard.js';
+import type { Clock } from './clock.js';
 
 /** The process-wide singletons, built once in app.ts and shared by every request. */
 export interface Services {
@@ -41,6 +42,8 @@ export interface Services {
   metrics: Metrics;
   /** Rate limits and circuit breakers, shared by every instance (src/guards/). */
   guard: CallGuard;
+  /** The call path's time (src/clock.ts). */
+  clock: Clock;
   /** The embedded PostgreSQL this process supervises (readiness reads its state); null with DATABASE_URL. */
   embedded: EmbeddedPostgres | null;
 }

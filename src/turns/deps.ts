@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../connections/secrets.js';
 import type { CallGuard } from '../guards/call-guard.js';
@@ -23,4 +24,6 @@ export interface TurnDeps {
   outbound: OutboundClient;
   secrets: SecretBox;
   guard: CallGuard;
+  /** Time on the call path (src/clock.ts): real in production, fake in tests. */
+  clock: Clock;
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { startApp, type App } from '../../src/app.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import { Role } from '../../src/auth/api-token.entity.js';
 import { mintToken } from '../../src/auth/auth.service.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -60,7 +61,9 @@ export async function startTestApp(
     env?: Record<string, string>;
     bootstrapAdmin?: boolean;
     captureLogs?: boolean;
-    /** The clock of rate limits and breakers (src/guards/): fake time for their windows. */
+    /** The call path's clock (src/clock.ts), e.g. a FakeClock (test/support/fake-clock.ts). */
+    clock?: Clock;
+    /** Wall time alone (rate limits' and breakers' windows), other timers staying real. */
     now?: () => number;
   } = {},
 ): Promise<TestApp> {
@@ -87,7 +90,7 @@ export async function startTestApp(
   const app = await startApp(config, logger, {
     onQuery: (sql) => queries.push(sql),
     bootstrapAdmin: options.bootstrapAdmin ?? false,
-    now: options.now,
+    clock: options.clock ?? (options.now ? { ...systemClock, now: options.now } : undefined),
   });
   const gql = async <T, V>(doc: TypedDocumentNode<T, V> | string, variables?: V, token?: string | null) => {
     const res = await fetch(app.http.url, {
