@@ -145,79 +145,111 @@ export function compileToolList(
 ): DialectToolList {
   const operationOf = new Map<string, string>();
   for (const name in list.map) operationOf.set(name, list.map[name]!);
-  const tools: DialectTool[] = [];
-  const leftOut: LeftOutTool[] = [];
-  const shapes = new Map<string, Shape | null>();
-  const map = Object.create(null) as Record<string, string>;
+  if (dialect === 'GENERIC') return genericList(list, operationOf);
 
-  if (dialect === 'GENERIC') {
-    for (const t of list.tools) {
-      tools.push({ ...t, declaration: wrapDeclaration('GENERIC', t, t.inputSchema) });
-      const id = operationOf.get(t.name);
-      if (id !== undefined) {
-        map[t.name] = id;
-        shapes.set(id, null);
-      }
-    }
-    return { dialect, tools, map, shapes, leftOut };
-  }
-
-  const accepted: { tool: DialectTool; operationId: string | undefined; shape: Shape | null }[] = [];
+  const out: DialectToolList = {
+    dialect,
+    tools: [],
+    map: Object.create(null) as Record<string, string>,
+    shapes: new Map<string, Shape | null>(),
+    leftOut: [],
+  };
+  const accepted: Accepted[] = [];
   for (const t of list.tools) {
     const operationId = operationOf.get(t.name);
     const compiled = compileTool(dialect, t, memo);
     if (!compiled.ok) {
       const operationKey = operationId === undefined ? null : keyOf(operationId);
-      leftOut.push({ name: t.name, operationKey, code: compiled.code, reason: compiled.reason });
+      out.leftOut.push({ name: t.name, operationKey, code: compiled.code, reason: compiled.reason });
       continue;
     }
     accepted.push({ tool: { ...t, declaration: compiled.declaration }, operationId, shape: compiled.shape });
   }
+  keepWithinCap(out, accepted, cap, keyOf);
+  leaveOutListViolations(out, operationOf, keyOf);
+  return out;
+}
 
+/** GENERIC: every tool as it is (never compiled, never left out). */
+function genericList(list: DeclaredToolList, operationOf: ReadonlyMap<string, string>): DialectToolList {
+  const tools: DialectTool[] = [];
+  const shapes = new Map<string, Shape | null>();
+  const map = Object.create(null) as Record<string, string>;
+  for (const t of list.tools) {
+    tools.push({ ...t, declaration: wrapDeclaration('GENERIC', t, t.inputSchema) });
+    const id = operationOf.get(t.name);
+    if (id !== undefined) {
+      map[t.name] = id;
+      shapes.set(id, null);
+    }
+  }
+  return { dialect: 'GENERIC', tools, map, shapes, leftOut: [] };
+}
+
+interface Accepted {
+  tool: DialectTool;
+  operationId: string | undefined;
+  shape: Shape | null;
+}
+
+/** The compiled tools into `out`: built-ins always, connection tools up to `cap`, in order. */
+function keepWithinCap(
+  out: DialectToolList,
+  accepted: readonly Accepted[],
+  cap: number | null,
+  keyOf: (operationId: string) => string | null,
+): void {
   let room = cap === null ? Infinity : cap - accepted.filter((a) => a.operationId === undefined).length;
   for (const a of accepted) {
     if (a.operationId !== undefined) {
       if (room <= 0) {
-        leftOut.push({
+        out.leftOut.push({
           name: a.tool.name,
           operationKey: keyOf(a.operationId),
           code: 'TOOL_LIMIT',
-          reason: `${PROVIDER[dialect]} takes at most ${cap} tools in one request`,
+          reason: `${PROVIDER[out.dialect]} takes at most ${cap} tools in one request`,
         });
         continue;
       }
       room--;
-      map[a.tool.name] = a.operationId;
-      shapes.set(a.operationId, a.shape);
+      out.map[a.tool.name] = a.operationId;
+      out.shapes.set(a.operationId, a.shape);
     }
-    tools.push(a.tool);
+    out.tools.push(a.tool);
   }
+}
 
-  // The list as a whole must pass too (each tool passed on its own when compiled, see compileTool);
-  // a violation here is a bug of ours, never a broken request.
+/**
+ * The list as a whole must pass too (each tool passed on its own when compiled, see compileTool);
+ * a violation here is a bug of ours, never a broken request: the tools it names are left out.
+ */
+function leaveOutListViolations(
+  out: DialectToolList,
+  operationOf: ReadonlyMap<string, string>,
+  keyOf: (operationId: string) => string | null,
+): void {
+  const { dialect, tools, map, shapes, leftOut } = out;
   const listViolations = checkListRules(
     dialect,
     tools.map((t) => t.declaration),
   );
-  if (listViolations.length > 0) {
-    const bad = new Set(listViolations.map((v) => v.tool).filter((n): n is string => n !== null));
-    for (let i = tools.length - 1; i >= 0; i--) {
-      const t = tools[i]!;
-      if (!bad.has(t.name)) continue;
-      const v = listViolations.find((x) => x.tool === t.name)!;
-      const id = operationOf.get(t.name);
-      leftOut.push({
-        name: t.name,
-        operationKey: id === undefined ? null : keyOf(id),
-        code: 'RULE_VIOLATION',
-        reason: `${PROVIDER[dialect]} would refuse it: ${v.message} [${v.rule}]`,
-      });
-      tools.splice(i, 1);
-      if (id !== undefined) {
-        delete map[t.name];
-        shapes.delete(id);
-      }
+  if (listViolations.length === 0) return;
+  const bad = new Set(listViolations.map((v) => v.tool).filter((n): n is string => n !== null));
+  for (let i = tools.length - 1; i >= 0; i--) {
+    const t = tools[i]!;
+    if (!bad.has(t.name)) continue;
+    const v = listViolations.find((x) => x.tool === t.name)!;
+    const id = operationOf.get(t.name);
+    leftOut.push({
+      name: t.name,
+      operationKey: id === undefined ? null : keyOf(id),
+      code: 'RULE_VIOLATION',
+      reason: `${PROVIDER[dialect]} would refuse it: ${v.message} [${v.rule}]`,
+    });
+    tools.splice(i, 1);
+    if (id !== undefined) {
+      delete map[t.name];
+      shapes.delete(id);
     }
   }
-  return { dialect, tools, map, shapes, leftOut };
 }
