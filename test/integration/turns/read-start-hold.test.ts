@@ -14,7 +14,7 @@ import {
   CALL_RECORD_ASYNC_SQL,
   CALL_RECORD_SQL,
   CALL_START_SQL,
-} from '../../../src/turns/call-path.js';
+} from '../../../src/turns/call-sql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
