@@ -52,10 +52,11 @@ export class RateLimits {
     limits: LimitEntry[],
     now: number,
   ): Promise<Refusal | null> {
-    const applies = limits.filter(({ record: r }) =>
-      r.scope === 'CONNECTION' ||
-      (r.scope === 'OPERATION' && r.operationId === op.id) ||
-      (r.scope === 'WORKSPACE' && r.forWorkspaceId === workspaceId),
+    const applies = limits.filter(
+      ({ record: r }) =>
+        r.scope === 'CONNECTION' ||
+        (r.scope === 'OPERATION' && r.operationId === op.id) ||
+        (r.scope === 'WORKSPACE' && r.forWorkspaceId === workspaceId),
     );
     const spend: LimitEntry[] = [];
     for (const entry of applies) {

@@ -135,7 +135,12 @@ function mapFromDialect(
   const modelArgsJson = storableJsonText(checked.json);
   const again = checkArguments(decoded.args, deps.services.config.toolArguments, name);
   if (!again.ok)
-    return deps.records.refused(call, again.message, storableJson(refusedArgumentsNote(again)), modelArgsJson);
+    return deps.records.refused(
+      call,
+      again.message,
+      storableJson(refusedArgumentsNote(again)),
+      modelArgsJson,
+    );
   return { args: decoded.args, checked: again, modelArgsJson, early: null };
 }
 

@@ -11,8 +11,7 @@
  * waited on only through TurnDeps.clock (src/clock.ts).
  */
 import type { TraceContext } from './trace.js';
-import type { ClockTimer } from '../clock.js';
-import { dateOf } from '../clock.js';
+import { dateOf, type ClockTimer } from '../clock.js';
 import type { Row } from '../db/group-commit.js';
 import type { RunPrepared } from '../db/prepared.js';
 import { uuidv7 } from '../db/ids.js';
@@ -25,11 +24,18 @@ import { answer, turnFinished, type CallLive, type CallToolResult, type TurnStat
 import { checkCall, type Call, type Checked } from './call-check.js';
 import { CallProgress } from './call-progress.js';
 import { CallRecords, DEFAULT_RECORD_RETRY_DELAYS_MS } from './call-record.js';
-import { finishJson, seqOf, startPayload, type FinishedCall, type RecordItem } from './call-sql.js';
+import {
+  finishJson,
+  seqOf,
+  startJson,
+  startPayload,
+  type FinishedCall,
+  type RecordItem,
+} from './call-sql.js';
 import { dispatch } from './dispatch.js';
 import { eventArguments } from './event-payload.js';
 import { failure, type CallResult } from './result.js';
-import { fitText, RECORD_COLUMN_LIMITS, storableRecordJson, storableText } from './storable.js';
+import { fitText, RECORD_COLUMN_LIMITS, storableText } from './storable.js';
 import type { AssistantTools, CachedOperation, ToolCache } from './tool-cache.js';
 import { CallStatus } from './call-status.js';
 
@@ -196,23 +202,16 @@ export class CallPath {
       forEvent,
       checked.modelArgsJson === null ? null : eventArguments(checked.modelArgsJson),
     );
-    const json = storableRecordJson(
-      intentId === null
-        ? { turn_id: turn.id, call_id: callId }
-        : {
-            turn_id: turn.id,
-            call_id: callId,
-            intent_id: intentId,
-            connection_id: op!.connection.id,
-            operation_id: op!.id,
-            operation_key: op!.key,
-            declared_name: name,
-          },
-      intentId === null
-        ? { payload: startPayloadJson }
-        : { payload: startPayloadJson, arguments: checked.argsJson },
-    );
-    const item: RecordItem = { json, lockKey: turn.id };
+    const item: RecordItem = {
+      json: startJson(
+        turn.id,
+        callId,
+        intentId === null ? null : { intentId, op: op!, name },
+        startPayloadJson,
+        checked.argsJson,
+      ),
+      lockKey: turn.id,
+    };
     let startP: Promise<number | null> | null = null;
     const now = (): Promise<number | null> => {
       if (startP === null) {

@@ -224,6 +224,34 @@ export interface RecordItem extends Keyed {
   json: string;
 }
 
+/**
+ * A call's start record (CALL_START_SQL): with `intent`, a WRITE's, whose ledger intent keeps the
+ * call's operation, name and arguments.
+ */
+export function startJson(
+  turnId: string,
+  callId: string,
+  intent: { intentId: string; op: CachedOperation; name: string } | null,
+  startPayloadJson: string,
+  argsJson: string,
+): string {
+  if (intent === null)
+    return storableRecordJson({ turn_id: turnId, call_id: callId }, { payload: startPayloadJson });
+  const { intentId, op, name } = intent;
+  return storableRecordJson(
+    {
+      turn_id: turnId,
+      call_id: callId,
+      intent_id: intentId,
+      connection_id: op.connection.id,
+      operation_id: op.id,
+      operation_key: op.key,
+      declared_name: name,
+    },
+    { payload: startPayloadJson, arguments: argsJson },
+  );
+}
+
 /** The CALL_STARTED event's payload (its `seq` is added by the statement). */
 export function startPayload(
   name: string,
