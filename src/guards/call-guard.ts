@@ -1,24 +1,21 @@
 /**
- * Rate limits and circuit breakers on the call path (I/O; issue 29, DESIGN.md rule 19).
- *
- * The turn path asks `admit` before it sends a call, and tells `report` the outcome after. A
- * refused call gets a result for the model (RATE_LIMITED with `retryAfterMs`, or UNAVAILABLE with
- * the breaker named), is recorded like every call, and sends nothing.
+ * Rate limits, concurrency caps and circuit breakers on the call path (I/O; issue 29, DESIGN.md
+ * rule 19), behind one door: the call path (src/turns/call-check.ts) asks `admit` before it sends
+ * a call, and tells `report` the outcome after. A refused call gets a result for the model
+ * (refusals.ts: RATE_LIMITED with `retryAfterMs`, UNAVAILABLE with the breaker or cap named), is
+ * recorded like every call, and sends nothing. Operators change them through guards.resolver.ts.
  *
  * What lives where, and why:
- * - Every instance keeps every stored breaker and limit in memory (loaded at start, reloaded on the
- *   GUARDS_CHANNEL NOTIFY and on every LISTEN reconnect), so a call with none configured pays two
- *   map lookups and nothing else.
- * - Breakers: each instance counts the outcomes it sees (no statement per call); a transition
- *   (open, probe, close) is one statement in PostgreSQL that the other instances hear within the
- *   NOTIFY's delay. The probe of a half-open breaker is claimed in that statement, so one instance
- *   sends it. An instance that could not store an opening keeps its breaker open locally.
- * - Rate limits: a token bucket per limit in PostgreSQL; an instance leases a few tokens at a time
- *   (bucket.ts), so most calls under a limit run no statement either.
- * - Concurrency caps: an instance leases slots of a cap from PostgreSQL in chunks and spends them
- *   in memory (cap.ts, cap-store.ts); a call over the cap waits in this instance's line, woken by a
- *   local release or another instance's FREED NOTIFY. Leases are renewed while held and expire, so
- *   a dead instance's slots come back.
+ * - Every instance keeps every stored breaker, limit and cap in memory (loaded at start, reloaded
+ *   on the GUARDS_CHANNEL NOTIFY and on every LISTEN reconnect), so a call with none configured
+ *   pays four map lookups and nothing else.
+ * - Breakers, here: each instance counts the outcomes it sees (no statement per call); a
+ *   transition (open, probe, close) is one statement in PostgreSQL (store.ts) that the other
+ *   instances hear within the NOTIFY's delay. The probe of a half-open breaker is claimed in that
+ *   statement, so one instance sends it. An instance that could not store an opening keeps its
+ *   breaker open locally.
+ * - Rate limits: rate-limits.ts (token buckets in PostgreSQL, leased a few tokens at a time).
+ * - Concurrency caps: cap-slots.ts (slots leased in chunks, a local line of waiting calls).
  * - When the database is unreachable, a limit or cap fails closed for a WRITE (not sent) and open
  *   for a READ (sent).
  */
@@ -38,11 +35,12 @@ import {
   type BreakerRule,
   type BreakerScope,
 } from './breaker.js';
-import { canSpend, DEFAULT_LEASE_TTL_MS, emptyLease, nextLease, retryAfterMs, type Lease } from './bucket.js';
-import { BreakerStore, LimitStore, type LimitRecord } from './store.js';
+import { DEFAULT_LEASE_TTL_MS } from './bucket.js';
+import { RateLimits, type LimitEntry } from './rate-limits.js';
+import { BreakerStore, type LimitRecord } from './store.js';
 import { CapSlots, type CapEntry } from './cap-slots.js';
 import type { CapRecord } from './cap-store.js';
-import { breakerRefusal, limitRefusal, uncheckedRefusal, type Refusal } from './refusals.js';
+import { breakerRefusal, type Refusal } from './refusals.js';
 
 export type { Refused, Refusal } from './refusals.js';
 export type { CapEntry } from './cap-slots.js';
@@ -64,14 +62,6 @@ export type Admission = Permit | Refusal;
 
 const PASS: Permit = { ok: true, probes: null };
 
-interface LimitEntry {
-  record: LimitRecord;
-  lease: Lease;
-  /** Epoch ms: the shared bucket was empty, and refills a token no sooner than this. */
-  emptyUntil: number;
-  pending: Promise<void> | null;
-}
-
 export interface CallGuardOptions {
   /** Epoch ms; injected so tests drive windows, cool-downs and buckets with fake time. */
   now?: () => number;
@@ -86,18 +76,16 @@ export interface CallGuardOptions {
 export class CallGuard {
   readonly #now: () => number;
   readonly #rule: BreakerRule;
-  readonly #leaseTtlMs: number;
   readonly #callTimeoutMs: number;
   readonly #breakers: BreakerStore;
-  readonly #limitStore: LimitStore;
   /** Stored breakers, by scope id (connection and operation ids are UUIDs: one map holds both). */
   readonly #records = new Map<string, BreakerRecord>();
   /** This instance's counts, by scope id; made at a scope's first failure. */
   readonly #counters = new Map<string, FailureCounter>();
   /** Probes this instance is claiming or sending: scope id → until (epoch ms). */
   readonly #probing = new Map<string, number>();
-  /** Limits by connection id. */
-  #limits = new Map<string, LimitEntry[]>();
+  /** Rate limits (rate-limits.ts). */
+  readonly #rates: RateLimits;
   /** Concurrency caps. */
   readonly #slots: CapSlots;
   readonly #unsubscribe: (() => void)[] = [];
@@ -111,10 +99,9 @@ export class CallGuard {
   ) {
     this.#now = options.now ?? Date.now;
     this.#rule = options.rule ?? DEFAULT_BREAKER_RULE;
-    this.#leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     this.#callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.#breakers = new BreakerStore(sql);
-    this.#limitStore = new LimitStore(sql);
+    this.#rates = new RateLimits(sql, logger, options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
     this.#slots = new CapSlots(sql, notifier, logger, {
       now: this.#now,
       callTimeoutMs: this.#callTimeoutMs,
@@ -170,7 +157,7 @@ export class CallGuard {
 
   /** The limits of a connection as this instance knows them. */
   limits(connectionId: string): readonly LimitRecord[] {
-    return (this.#limits.get(connectionId) ?? []).map((e) => e.record);
+    return this.#rates.records(connectionId);
   }
 
   /** Operator changes: the stores, for the resolver (which runs them and audits). */
@@ -187,7 +174,7 @@ export class CallGuard {
 
   /** Reloads a connection's limits (after a change this instance made). */
   refreshLimits(connectionId: string): Promise<void> {
-    return this.#reloadLimits(connectionId);
+    return this.#rates.reload(connectionId);
   }
 
   get clock(): () => number {
@@ -201,7 +188,7 @@ export class CallGuard {
   admit(op: CachedOperation, workspaceId: string, name: string): Admission | Promise<Admission> {
     const opBreaker = this.#records.get(op.id);
     const connBreaker = this.#records.get(op.connection.id);
-    const limits = this.#limits.get(op.connection.id);
+    const limits = this.#rates.of(op.connection.id);
     const caps = this.#slots.of(op.connection.id);
     if (opBreaker === undefined && connBreaker === undefined && limits === undefined && caps === undefined)
       return PASS;
@@ -228,7 +215,7 @@ export class CallGuard {
       (probes ??= []).push(record);
     }
     if (limits !== undefined) {
-      const refused = await this.#spend(op, workspaceId, name, limits, now);
+      const refused = await this.#rates.spend(op, workspaceId, name, limits, now);
       if (refused !== null) return refused;
     }
     let slots: CapEntry[] | null = null;
@@ -369,86 +356,11 @@ export class CallGuard {
     }
   }
 
-  /** Spends a token of every limit the call falls under, or says which one refuses it. */
-  async #spend(
-    op: CachedOperation,
-    workspaceId: string,
-    name: string,
-    limits: LimitEntry[],
-    now: number,
-  ): Promise<Refusal | null> {
-    const applies: LimitEntry[] = [];
-    for (const entry of limits) {
-      const r = entry.record;
-      if (
-        r.scope === 'CONNECTION' ||
-        (r.scope === 'OPERATION' && r.operationId === op.id) ||
-        (r.scope === 'WORKSPACE' && r.forWorkspaceId === workspaceId)
-      )
-        applies.push(entry);
-    }
-    const spend: LimitEntry[] = [];
-    for (const entry of applies) {
-      if (!canSpend(entry.lease, now, this.#leaseTtlMs)) {
-        if (entry.emptyUntil > now) return limitRefusal(op, name, entry.record, entry.emptyUntil - now);
-        try {
-          // Another call of this instance may be leasing already: share its statement, then look again.
-          // Each lease doubles while they are spent at once, so eight cover a burst of 255 calls.
-          for (
-            let tries = 0;
-            tries < 8 && !canSpend(entry.lease, now, this.#leaseTtlMs) && entry.emptyUntil <= now;
-            tries++
-          )
-            await (entry.pending ?? this.#lease(entry, now));
-        } catch (err) {
-          if (op.risk === 'WRITE') {
-            this.logger.error(
-              { err, limit: entry.record.id },
-              'could not check a rate limit; the WRITE call was not made',
-            );
-            return uncheckedRefusal(name, entry.record.scope);
-          }
-          this.logger.warn(
-            { err, limit: entry.record.id },
-            'could not check a rate limit; the READ call goes ahead',
-          );
-          continue;
-        }
-        if (!this.#limits.get(op.connection.id)?.includes(entry)) continue; // removed meanwhile
-        if (!canSpend(entry.lease, now, this.#leaseTtlMs))
-          return limitRefusal(op, name, entry.record, Math.max(1, entry.emptyUntil - now));
-      }
-      spend.push(entry);
-    }
-    for (const entry of spend) entry.lease.tokens--;
-    return null;
-  }
-
-  #lease(entry: LimitEntry, now: number): Promise<void> {
-    const { want, giveBack } = nextLease(entry.lease, now, this.#leaseTtlMs, entry.record);
-    entry.lease.tokens = 0;
-    const p = this.#limitStore
-      .lease(entry.record.id, now, want, giveBack)
-      .then((got) => {
-        if (got === null) {
-          void this.#reloadLimits(entry.record.connectionId);
-          return;
-        }
-        entry.lease = { tokens: got.granted, size: want, takenAt: now };
-        entry.emptyUntil = got.granted === 0 ? now + retryAfterMs(got.available, entry.record) : 0;
-      })
-      .finally(() => {
-        entry.pending = null;
-      });
-    entry.pending = p;
-    return p;
-  }
-
   async #reload(signal: GuardSignal): Promise<void> {
     try {
       if (signal.kind === 'breaker') await this.#reloadBreaker(signal.scope as BreakerScope, signal.id);
       else if (signal.kind === 'cap') this.#slots.signal(signal);
-      else await this.#reloadLimits(signal.id);
+      else await this.#rates.reload(signal.id);
     } catch (err) {
       this.logger.warn({ err, signal }, 'could not reload a limit or breaker');
     }
@@ -460,50 +372,16 @@ export class CallGuard {
     else this.#records.set(id, record);
   }
 
-  async #reloadLimits(connectionId: string): Promise<void> {
-    const records = await this.#limitStore.loadConnection(connectionId);
-    this.#setLimits(connectionId, records);
-  }
-
-  /** Keeps the leases of limits that did not change. */
-  #setLimits(connectionId: string, records: LimitRecord[]): void {
-    const old = this.#limits.get(connectionId) ?? [];
-    if (records.length === 0) {
-      this.#limits.delete(connectionId);
-      return;
-    }
-    this.#limits.set(
-      connectionId,
-      records.map((record) => {
-        const same = old.find(
-          (e) =>
-            e.record.id === record.id &&
-            e.record.calls === record.calls &&
-            e.record.periodMs === record.periodMs &&
-            e.record.burst === record.burst,
-        );
-        return same ?? { record, lease: emptyLease(), emptyUntil: 0, pending: null };
-      }),
-    );
-  }
-
   async #reloadAll(): Promise<void> {
     try {
       const [breakers, limits, caps] = await Promise.all([
         this.#breakers.loadAll(),
-        this.#limitStore.loadAll(),
+        this.#rates.loadAll(),
         this.#slots.loadAll(),
       ]);
       this.#records.clear();
       for (const b of breakers) this.#records.set(b.scopeId, b);
-      const byConnection = new Map<string, LimitRecord[]>();
-      for (const l of limits) {
-        const list = byConnection.get(l.connectionId) ?? [];
-        list.push(l);
-        byConnection.set(l.connectionId, list);
-      }
-      for (const id of this.#limits.keys()) if (!byConnection.has(id)) this.#limits.delete(id);
-      for (const [id, list] of byConnection) this.#setLimits(id, list);
+      this.#rates.setAll(limits);
       this.#slots.setAll(caps);
     } catch (err) {
       this.logger.warn({ err }, 'could not load limits and breakers; keeping what this instance knew');

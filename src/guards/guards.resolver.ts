@@ -1,8 +1,10 @@
 /**
- * Rate limits and circuit breakers in the API (issue 29): `setCallLimit` and `setBreaker`, and the
- * `callLimits` / `callLimit` and `breaker` fields of Connection and Operation. Every change is
- * audited in its own statement or transaction; every instance hears it by NOTIFY (store.ts).
- * Reads come from this instance's memory of them (call-guard.ts): no statement per row.
+ * Rate limits, concurrency caps and circuit breakers in the API (issue 29): `setCallLimit`,
+ * `setCallCap` and `setBreaker`, and the `callLimits` / `callLimit`, `callCap` and `breaker` fields
+ * of Connection and Operation. Their GraphQL types and input checks are in guards.input.ts. Every
+ * change is audited in its own statement or transaction; every instance hears it by NOTIFY
+ * (store.ts, cap-store.ts). Reads come from this instance's memory of them (`CallGuard`, which
+ * keeps caps in cap-slots.ts and limits in rate-limits.ts): no statement per row.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Arg, Authorized, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';

@@ -35,7 +35,8 @@ export interface CallIdentity {
 
 export class CallProgress {
   readonly #gate: ProgressGate;
-  readonly #started = performance.now();
+  /** When the call began, in ms of `now`: each line's `atMs` counts from it. */
+  readonly #started: number;
   #chain: Promise<void> = Promise.resolve();
   /**
    * Who else hears the call's PROGRESS lines, as they come (before the recording's interval): the
@@ -54,9 +55,11 @@ export class CallProgress {
      */
     private readonly seq: () => Promise<number | null>,
     limits: ProgressLimits = {},
+    /** Monotonic ms: the call path passes its clock's (TurnDeps.clock, src/clock.ts). */
     private readonly now: () => number = () => performance.now(),
   ) {
     this.#gate = new ProgressGate(limits);
+    this.#started = now();
   }
 
   /**

@@ -26,13 +26,9 @@ import type { ToolDialect } from './dialects/dialect.js';
 import { storableJson } from './storable.js';
 import { dialectToolsOf, type AssistantTools, type ToolCache } from './tool-cache.js';
 import type { DeclaredToolRecord } from './turn.entity.js';
-import {
-  CallPath,
-  DEFAULT_RECORD_RETRY_DELAYS_MS,
-  type CallLive,
-  type CallToolResult,
-  type TurnState,
-} from './call-path.js';
+import type { CallLive, CallToolResult, TurnState } from './call-answer.js';
+import { CallPath } from './call-path.js';
+import { DEFAULT_RECORD_RETRY_DELAYS_MS } from './call-record.js';
 // Tool search (issue 31): the hooks below are marked "tool search".
 import {
   choiceKey,

@@ -13,7 +13,7 @@ import {
   CALL_RECORD_SQL,
   CALL_START_SQL,
   UNSTORABLE_NOTE,
-} from '../../../src/turns/call-path.js';
+} from '../../../src/turns/call-sql.js';
 import { TurnCallsDocument } from '../../generated/graphql.js';
 import { rawId } from '../../support/ids.js';
 import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';

@@ -13,7 +13,7 @@ import { batchJson } from '../../../src/db/group-commit.js';
 import { uuidv7 } from '../../../src/db/ids.js';
 import { createLogger } from '../../../src/logger.js';
 import { TurnEventHub, type TurnEventRecord } from '../../../src/turns/events.js';
-import { CALL_START_SQL } from '../../../src/turns/call-path.js';
+import { CALL_START_SQL } from '../../../src/turns/call-sql.js';
 import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';

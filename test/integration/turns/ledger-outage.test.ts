@@ -3,6 +3,12 @@
  * WRITE is at the tool server. The runtime gets the tool's real result and `recorded: false`; the
  * tool ran exactly once; after PostgreSQL and the service restart, the WRITE's ledger intent is
  * there and closed as OUTCOME_UNKNOWN, with a TurnCall and the event that closes its CALL_STARTED.
+ *
+ * The service's record retries run on a FakeClock (test/support/fake-clock.ts): the test moves
+ * through their whole schedule while PostgreSQL is down, without waiting it out. Two waits stay
+ * on real time, because they wait for something outside the service: the restart of PostgreSQL
+ * (its old backends must exit first), and the age of the intent on the DATABASE's clock, which
+ * the sweep at start reads (`now()` in PostgreSQL, not the service's clock).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +17,9 @@ import pgDriver from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../src/db/embedded.js';
 import { LedgerDocument, TurnCallsDocument } from '../../generated/graphql.js';
+import { DEFAULT_RECORD_RETRY_DELAYS_MS } from '../../../src/turns/call-record.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, sleep } from '../../support/turns.js';
@@ -98,7 +106,8 @@ describe('a WRITE while PostgreSQL dies', () => {
         ],
       });
       const env = { LEDGER_SWEEP_AFTER_MS: '1000' };
-      const first = await startTestApp({ databaseUrl: pg.url, env });
+      const clock = new FakeClock();
+      const first = await startTestApp({ databaseUrl: pg.url, env, clock, captureLogs: true });
       apps.push(first);
       const w = await buildWorld(first, peer.url, 'Bank', 10_000);
       await connectTools(first, w);
@@ -130,6 +139,23 @@ describe('a WRITE while PostgreSQL dies', () => {
         content: [{ type: 'text', text: 'transferred 100 EUR' }],
       });
       expect(result.callId).not.toBeNull();
+
+      // The record is retried in the background, each retry at its time on the service's clock
+      // and none before it, until the schedule is spent; the intent stays for the sweep.
+      const said = (msg: string) => first.logs.filter((line) => line.includes(msg)).length;
+      await waitUntil(() => said('retrying in the background') === 1 && clock.pending > 0);
+      const timers = clock.pending;
+      for (const [retry, delay] of DEFAULT_RECORD_RETRY_DELAYS_MS.entries()) {
+        const tries = said('recording a tool call failed');
+        await clock.advance(delay - 1);
+        expect(said('recording a tool call failed')).toBe(tries);
+        await clock.advance(1);
+        // Failed again: the next retry is set, except after the last.
+        const next = retry < DEFAULT_RECORD_RETRY_DELAYS_MS.length - 1 ? timers : timers - 1;
+        await waitUntil(() => said('recording a tool call failed') === tries + 1 && clock.pending === next);
+      }
+      await waitUntil(() => said('gave up recording a tool call') === 1);
+      expect(said('a tool call was recorded late')).toBe(0);
 
       await first.stop();
       apps.length = 0;

@@ -2,7 +2,9 @@
  * A READ's start is held back (READ_START_HOLD_MS, issue 15): a READ answered within the hold is
  * recorded whole in ONE statement (CALL_RECORD_SQL); one that takes longer, or that sends progress,
  * has its CALL_STARTED written while it works, as before. Checked on the rows and the statements
- * sent, never on time: the slow tools wait for the test, not for a clock.
+ * sent, never on real time: the slow tools wait for the test, and the hold runs on a FakeClock
+ * (test/support/fake-clock.ts) that moves only when a test advances it, so a loaded machine cannot
+ * turn a quick READ into a slow one.
  */
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,8 +16,9 @@ import {
   CALL_RECORD_ASYNC_SQL,
   CALL_RECORD_SQL,
   CALL_START_SQL,
-} from '../../../src/turns/call-path.js';
+} from '../../../src/turns/call-sql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { rawId } from '../../support/ids.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
@@ -62,12 +65,15 @@ const TOOLS: PeerTool[] = [
   },
 ];
 
+/** The hold of a READ's start, in ms of `clock`. */
+const HOLD_MS = 1000;
+const clock = new FakeClock();
 let t: TestApp;
 let peer: SdkServerHandle;
 let w: World;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { READ_START_HOLD_MS: '1000', PROGRESS_INTERVAL_MS: '0' } });
+  t = await startTestApp({ clock, env: { READ_START_HOLD_MS: String(HOLD_MS), PROGRESS_INTERVAL_MS: '0' } });
   peer = await startSdkServer({ stateful: false, json: false, tools: TOOLS });
   w = await buildWorld(t, peer.url, 'Hold');
   await connectTools(t, w);
@@ -156,35 +162,36 @@ describe('a READ answered within the hold', () => {
 });
 
 /**
- * Calls `tool` (which waits for the gate) in a new turn with the hold set to `holdMs`, waits until
- * the turn has an event of type `seen` while the tool still waits, then lets the tool answer.
+ * Calls `tool` (which waits for the gate) in a new turn; once the tool is at work, runs `meanwhile`
+ * (which may move the clock), waits until the turn has an event of type `seen` while the tool
+ * still waits, then lets the tool answer.
  */
-async function callWhileHeld(holdMs: number, tool: string, seen: string) {
-  const config = t.app.services.config as { readStartHoldMs: number };
-  config.readStartHoldMs = holdMs;
-  try {
-    const turn = await begin(t, w, `hold-${tool}`);
-    const from = t.queries.length;
-    const pending = call(t, w, turn.turnId, tool, {});
-    await waitUntil(
-      async () =>
-        (await sql(`select 1 from turn_event where turn_id = ? and type = ?`, [rawId(turn.turnId), seen]))
-          .length === 1,
-    );
-    expect(gate.waiting).toBe(1);
-    gate.open();
-    const answer = await pending;
-    expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
-    return { answer, statements: callStatements(from) };
-  } finally {
-    config.readStartHoldMs = 1000;
-  }
+async function callWhileHeld(tool: string, seen: string, meanwhile: (from: number) => Promise<void>) {
+  const turn = await begin(t, w, `hold-${tool}`);
+  const from = t.queries.length;
+  const pending = call(t, w, turn.turnId, tool, {});
+  await waitUntil(() => gate.waiting === 1);
+  await meanwhile(from);
+  await waitUntil(
+    async () =>
+      (await sql(`select 1 from turn_event where turn_id = ? and type = ?`, [rawId(turn.turnId), seen]))
+        .length === 1,
+  );
+  expect(gate.waiting).toBe(1);
+  gate.open();
+  const answer = await pending;
+  expect(answer).toMatchObject({ ok: true, recorded: true, seq: 1 });
+  return { answer, statements: callStatements(from) };
 }
 
 describe('a READ that takes longer than the hold', () => {
-  it('should have its CALL_STARTED written while the tool works, then its finish', async () => {
-    // The tool has not answered (it waits for the gate): the start is on record meanwhile.
-    const { answer, statements } = await callWhileHeld(20, 'hold__held', 'CALL_STARTED');
+  it('should have its CALL_STARTED written once the hold is over, while the tool works, then its finish', async () => {
+    // The tool has not answered (it waits for the gate): the start goes on record when the hold ends.
+    const { answer, statements } = await callWhileHeld('hold__held', 'CALL_STARTED', async (from) => {
+      await clock.advance(HOLD_MS - 1);
+      expect(callStatements(from)).toBe('');
+      await clock.advance(1);
+    });
     expect(statements).toBe('SF');
     expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
       ['CALL_STARTED', 1],
@@ -193,8 +200,9 @@ describe('a READ that takes longer than the hold', () => {
   });
 
   it('should have its CALL_STARTED written at its first progress line, however long the hold', async () => {
-    // Longer than the test's own timeout: only the progress line can start the record.
-    const { answer } = await callWhileHeld(600_000, 'hold__working', 'CALL_PROGRESS');
+    // The clock does not move: only the progress line can start the record.
+    const { answer, statements } = await callWhileHeld('hold__working', 'CALL_PROGRESS', async () => {});
+    expect(statements).toBe('SF');
     expect((await eventsOf(answer.callId!)).map((e) => [e.type, e.call_seq])).toEqual([
       ['CALL_STARTED', 1],
       ['CALL_PROGRESS', 1],
@@ -284,7 +292,10 @@ describe("how a quick READ's whole record commits (READ_RECORD_COMMIT)", () => {
     expect(sent.filter((q) => q === CALL_RECORD_ASYNC_SQL.text)).toHaveLength(1);
     expect(sent.filter((q) => q === CALL_RECORD_SQL.text)).toHaveLength(0);
 
-    const s = await startTestApp({ env: { READ_START_HOLD_MS: '1000', READ_RECORD_COMMIT: 'sync' } });
+    const s = await startTestApp({
+      clock: new FakeClock(),
+      env: { READ_START_HOLD_MS: String(HOLD_MS), READ_RECORD_COMMIT: 'sync' },
+    });
     try {
       const sw = await buildWorld(s, peer.url, 'Hold');
       await connectTools(s, sw);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../../src/db/ids.js';
 import { preparedRunner, type RunPrepared } from '../../../src/db/prepared.js';
 import { batchJson } from '../../../src/db/group-commit.js';
-import { CALL_FINISH_SQL, CALL_START_SQL } from '../../../src/turns/call-path.js';
+import { CALL_FINISH_SQL, CALL_START_SQL } from '../../../src/turns/call-sql.js';
 import { rawId } from '../../support/ids.js';
 import { begin, call, startCrmWorld, type CrmFixture } from '../../support/turns.js';
 
