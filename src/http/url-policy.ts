@@ -3,6 +3,8 @@
  * saved (`checkUrl`), when a request or a redirect hop is sent (`OutboundClient.checkUrl`) and when a
  * description's base address is judged callable (`openapi/servers.ts#uncallableBase`), so that an
  * operator can never save an address that every call refuses, nor be refused one calls would take.
+ * Beside it, the form of an address field (`urlForm`: no fragment; `https:` only for the `baseUrl`
+ * override), which the save-time check and a description's conversion both ask.
  *
  * The rule, `judgeUrl`:
  * - an absolute `http:` or `https:` URL, without a user name or password;
