@@ -2,6 +2,7 @@ import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique, type Opt, type 
 import { Connection } from '../connections/connection.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import { Assistant } from './assistant.entity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 /** The customer's gate: this connection's tools are enabled on this assistant. */
 @Entity({ tableName: 'assistant_connection' })
@@ -17,7 +18,7 @@ export class AssistantConnection {
   @ManyToOne(() => Connection, { ref: true, deleteRule: 'cascade' })
   connection: Ref<Connection>;
 
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   enabledBy: string;
 
   @Property({ type: 'datetime' })

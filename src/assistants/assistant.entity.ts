@@ -3,6 +3,7 @@ import { Field, ObjectType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 @Entity({ tableName: 'assistant' })
 @ObjectType({ implements: Node })
@@ -15,7 +16,7 @@ export class Assistant extends Node {
   workspace: Ref<Workspace>;
 
   @Field(() => String)
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   name: string;
 
   @Field(() => Date)

@@ -4,6 +4,7 @@ import { Field, ObjectType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import type { JsonValue } from '../operations/types.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 /** Who did what to which object, and when. Written in the same transaction as the change. */
 @Entity({ tableName: 'audit_event' })
@@ -17,7 +18,7 @@ export class AuditEvent extends Node {
   workspaceId: string | null;
 
   @Field(() => String, { description: 'The token label of who did it.' })
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   actor: string;
 
   @Field(() => String, {

@@ -4,6 +4,7 @@ import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { isTokenActive } from './token-validity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 export enum Role {
   ADMIN = 'ADMIN',
@@ -43,7 +44,7 @@ export class ApiToken extends Node {
   assistantId: string | null = null;
 
   @Field(() => String)
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   label: string;
 
   @Field(() => Date)
@@ -54,7 +55,7 @@ export class ApiToken extends Node {
     nullable: true,
     description: 'Label of the token that created this one (null: the CLI).',
   })
-  @Property({ type: 'string', length: 200, nullable: true })
+  @Property({ type: 'string', length: MAX_NAME_CHARS, nullable: true })
   createdBy: string | null = null;
 
   @Field(() => Date, { nullable: true, description: 'After this instant the token is refused; null: never.' })
@@ -73,7 +74,7 @@ export class ApiToken extends Node {
   revokedAt: Date | null = null;
 
   @Field(() => String, { nullable: true, description: 'Label of the token that revoked this one.' })
-  @Property({ type: 'string', length: 200, nullable: true })
+  @Property({ type: 'string', length: MAX_NAME_CHARS, nullable: true })
   revokedBy: string | null = null;
 
   constructor(tokenHash: string, role: Role, workspace: Ref<Workspace> | null, label: string) {

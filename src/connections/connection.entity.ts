@@ -15,6 +15,7 @@ import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import type { JsonObject } from '../operations/types.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 export enum ConnectionKind {
   MCP = 'MCP',
@@ -81,7 +82,7 @@ export class Connection extends Node {
   kind: ConnectionKind;
 
   @Field(() => String)
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   name: string;
 
   @Field(() => String, { description: 'Fixed at creation; feeds operation keys and declared names.' })

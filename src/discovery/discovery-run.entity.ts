@@ -5,6 +5,7 @@ import { Connection } from '../connections/connection.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import type { JsonObject } from '../operations/types.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 export enum DiscoveryTrigger {
   CONNECT = 'CONNECT',
@@ -50,7 +51,7 @@ export class DiscoveryRun extends Node {
   trigger: DiscoveryTrigger;
 
   @Field(() => String, { description: 'Who started it (token label).' })
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   actor: string;
 
   @Field(() => Date)

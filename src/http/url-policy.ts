@@ -3,6 +3,8 @@
  * saved (`checkUrl`), when a request or a redirect hop is sent (`OutboundClient.checkUrl`) and when a
  * description's base address is judged callable (`openapi/servers.ts#uncallableBase`), so that an
  * operator can never save an address that every call refuses, nor be refused one calls would take.
+ * Beside it, the form of an address field (`urlForm`: no fragment; `https:` only for the `baseUrl`
+ * override), which the save-time check and a description's conversion both ask.
  *
  * The rule, `judgeUrl`:
  * - an absolute `http:` or `https:` URL, without a user name or password;
@@ -158,13 +160,42 @@ export function judgeUrl(input: string | URL, policy: CompiledUrlPolicy): UrlVer
   return { ok: true, url, allowListed };
 }
 
+const CREDENTIALS_MESSAGE = 'must not contain a user name or password; use a credential';
+const HTTPS_ONLY_MESSAGE = 'must be an https:// address';
+
+/** What is wrong with an address field's form. */
+export type UrlFormProblem = 'INVALID' | 'SCHEME' | 'CREDENTIALS' | 'FRAGMENT' | 'HTTP';
+
+export type UrlForm = { ok: true; url: URL } | { ok: false; problem: UrlFormProblem };
+
+/**
+ * The form of an address field, the one place that decides it: an absolute `http:` or `https:` URL
+ * (`https:` only when `httpsOnly`, as DESIGN.md requires of the `baseUrl` override), without a user
+ * name or password, without a `#fragment` (never sent, so it can only mislead). Only the form:
+ * which addresses may be called is `judgeUrl`'s. Never throws.
+ */
+export function urlForm(text: string, options: { httpsOnly?: boolean } = {}): UrlForm {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { ok: false, problem: 'INVALID' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, problem: 'SCHEME' };
+  if (url.username !== '' || url.password !== '') return { ok: false, problem: 'CREDENTIALS' };
+  if (url.hash) return { ok: false, problem: 'FRAGMENT' };
+  if (options.httpsOnly && url.protocol === 'http:') return { ok: false, problem: 'HTTP' };
+  return { ok: true, url };
+}
+
 /**
  * The save-time check of a source or base address: `judgeUrl`, with each refusal as a field
- * problem, and two rules of the field's form beside it: no `#fragment` (never sent, so it can only
- * mislead), and `httpsOnly` for the `baseUrl` override, which DESIGN.md requires to be https.
+ * problem, then the field's form (`urlForm`: no `#fragment`, and `httpsOnly` for the `baseUrl`
+ * override).
  */
 export function checkUrl(raw: string, policy: UrlPolicy, options: { httpsOnly?: boolean } = {}): UrlCheck {
-  const verdict = judgeUrl(raw.trim(), compileUrlPolicy(policy));
+  const text = raw.trim();
+  const verdict = judgeUrl(text, compileUrlPolicy(policy));
   if (!verdict.ok) {
     switch (verdict.reason) {
       case 'INVALID':
@@ -176,17 +207,13 @@ export function checkUrl(raw: string, policy: UrlPolicy, options: { httpsOnly?: 
           message: `must be an https:// address, not ${verdict.url?.protocol ?? ''}`,
         };
       case 'CREDENTIALS':
-        return {
-          ok: false,
-          code: 'URL_INVALID',
-          message: 'must not contain a user name or password; use a credential',
-        };
+        return { ok: false, code: 'URL_INVALID', message: CREDENTIALS_MESSAGE };
       case 'HTTP':
         return {
           ok: false,
           code: 'URL_REFUSED',
           message: options.httpsOnly
-            ? 'must be an https:// address'
+            ? HTTPS_ONLY_MESSAGE
             : 'must be an https:// address (plain http:// only for hosts in OUTBOUND_ALLOW_HOSTS)',
         };
       case 'ADDRESS':
@@ -198,10 +225,17 @@ export function checkUrl(raw: string, policy: UrlPolicy, options: { httpsOnly?: 
         };
     }
   }
-  const url = verdict.url;
-  if (url.hash) return { ok: false, code: 'URL_INVALID', message: 'must not contain a #fragment' };
-  if (options.httpsOnly && url.protocol === 'http:') {
-    return { ok: false, code: 'URL_REFUSED', message: 'must be an https:// address' };
+  const form = urlForm(text, options);
+  if (form.ok) return form;
+  switch (form.problem) {
+    case 'FRAGMENT':
+      return { ok: false, code: 'URL_INVALID', message: 'must not contain a #fragment' };
+    case 'HTTP':
+      return { ok: false, code: 'URL_REFUSED', message: HTTPS_ONLY_MESSAGE };
+    case 'CREDENTIALS':
+      return { ok: false, code: 'URL_INVALID', message: CREDENTIALS_MESSAGE };
+    default:
+      // INVALID and SCHEME: `judgeUrl` above refuses both first.
+      return { ok: false, code: 'URL_INVALID', message: 'is not an absolute http:// or https:// URL' };
   }
-  return { ok: true, url };
 }

@@ -3,6 +3,7 @@ import { Connection } from '../connections/connection.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import type { JsonObject } from '../operations/types.js';
 import { OAuthClient } from './oauth-client.entity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 /**
  * The OAuth tokens of one connection, keyed by the server URI (`resource`) and the `issuer`
@@ -52,7 +53,7 @@ export class OAuthCredential {
   @Property({ type: 'integer' })
   version: number & Opt = 0;
 
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   signedInBy: string;
 
   @Property({ type: 'datetime' })

@@ -3,6 +3,7 @@ import { Connection } from '../connections/connection.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import type { JsonObject } from '../operations/types.js';
 import { OAuthClient } from './oauth-client.entity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 /**
  * One sign-in between `beginSignIn` and the callback. The `state` is stored as its SHA-256 only;
@@ -24,7 +25,7 @@ export class OAuthSignIn {
   client: Ref<OAuthClient>;
 
   /** Who started it: the token label, for the discovery run and the audit trail. */
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   actor: string;
 
   @Property({ type: 'uuid', nullable: true })

@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import { type DescriptionVersion } from './model.js';
 import { type Obj, isObj, own, ownString } from './document.js';
 import { type Converter } from './schema.js';
-import { type CompiledUrlPolicy, judgeUrl } from '../http/url-policy.js';
+import { type CompiledUrlPolicy, judgeUrl, type UrlFormProblem, urlForm } from '../http/url-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Base address
@@ -17,27 +17,25 @@ function trimSlash(url: URL): string {
   return text.endsWith('/') ? text.slice(0, -1) : text;
 }
 
-/** Validates the `baseUrl` override: absolute `https://`, no credentials, no fragment. */
+/** The `baseUrl` override's problems, as the conversion words them (the form is `urlForm`'s). */
+const BASE_URL_PROBLEMS: Record<UrlFormProblem, (got: string) => string> = {
+  INVALID: (got) => `baseUrl must be an absolute https:// address; got ${got}.`,
+  SCHEME: (got) => `baseUrl must be an https:// address; got ${got}.`,
+  HTTP: (got) => `baseUrl must be an https:// address; got ${got}.`,
+  CREDENTIALS: () => 'baseUrl must not contain credentials or a fragment.',
+  FRAGMENT: () => 'baseUrl must not contain credentials or a fragment.',
+};
+
+/**
+ * The `baseUrl` override without its trailing slash, once `http/url-policy.ts#urlForm` (the rule
+ * the save-time check uses too) finds it of the right form: absolute `https://`, no credentials, no
+ * fragment. Throws `BASE_URL_INVALID` otherwise.
+ */
 export function normalizeBaseUrl(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new AppError(
-      'BASE_URL_INVALID',
-      `baseUrl must be an absolute https:// address; got ${JSON.stringify(baseUrl)}.`,
-    );
-  }
-  if (url.protocol !== 'https:') {
-    throw new AppError(
-      'BASE_URL_INVALID',
-      `baseUrl must be an https:// address; got ${JSON.stringify(baseUrl)}.`,
-    );
-  }
-  if (url.username !== '' || url.password !== '' || url.hash !== '') {
-    throw new AppError('BASE_URL_INVALID', 'baseUrl must not contain credentials or a fragment.');
-  }
-  return trimSlash(url);
+  const form = urlForm(baseUrl, { httpsOnly: true });
+  if (!form.ok)
+    throw new AppError('BASE_URL_INVALID', BASE_URL_PROBLEMS[form.problem](JSON.stringify(baseUrl)));
+  return trimSlash(form.url);
 }
 
 function httpUrl(text: string, against: string | null): URL | null {

@@ -16,6 +16,7 @@ import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { type JsonObject, type OpenApiBinding, type Risk, RiskLevel } from './types.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 registerEnumType(RiskLevel, {
   name: 'Risk',
@@ -103,7 +104,7 @@ export class Operation extends Node {
   disabledReason: string | null = null;
 
   @Field(() => String, { nullable: true, description: 'Label of the token that disabled it.' })
-  @Property({ type: 'string', length: 200, nullable: true })
+  @Property({ type: 'string', length: MAX_NAME_CHARS, nullable: true })
   disabledBy: string | null = null;
 
   @Field(() => Date, { nullable: true })

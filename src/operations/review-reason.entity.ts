@@ -7,6 +7,7 @@ import { DiscoveryRun } from '../discovery/discovery-run.entity.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Operation } from './operation.entity.js';
 import { type ReviewCode, ReviewCodes } from './review-codes.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 registerEnumType(ReviewCodes, {
   name: 'ReviewCode',
@@ -66,7 +67,7 @@ export class ReviewReason extends Node {
   resolvedAt: Date | null = null;
 
   @Field(() => String, { nullable: true, description: 'The admin who resolved it (token label).' })
-  @Property({ type: 'string', length: 200, nullable: true })
+  @Property({ type: 'string', length: MAX_NAME_CHARS, nullable: true })
   resolvedBy: string | null = null;
 
   constructor(

@@ -1,6 +1,7 @@
 import { BigIntType, Entity, Enum, Index, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
 import { registerEnumType } from 'type-graphql';
 import type { JsonObject } from '../operations/types.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 export enum TurnEventType {
   TURN_STARTED = 'TURN_STARTED',
@@ -29,7 +30,7 @@ export class TurnEvent {
   @Property({ type: 'uuid' })
   assistantId: string;
 
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   conversationId: string;
 
   @Property({ type: 'uuid' })

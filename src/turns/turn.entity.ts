@@ -6,6 +6,7 @@ import { Assistant } from '../assistants/assistant.entity.js';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 /**
  * One declared tool: the name the model saw and what it maps to. Descriptions and schemas are not
@@ -38,7 +39,7 @@ export class Turn extends Node {
   assistant: Ref<Assistant>;
 
   @Field(() => String)
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   conversationId: string;
 
   @Field(() => Date)

@@ -2,6 +2,7 @@ import { Entity, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
 import { Field, ObjectType } from 'type-graphql';
 import { uuidv7 } from '../db/ids.js';
 import { Node, toGlobalId } from '../graphql/node.js';
+import { MAX_NAME_CHARS } from '../names.js';
 
 /** A customer's tenant. Everything a customer can see belongs to exactly one workspace. */
 @Entity({ tableName: 'workspace' })
@@ -11,7 +12,7 @@ export class Workspace extends Node {
   id: string = uuidv7();
 
   @Field(() => String)
-  @Property({ type: 'string', length: 200 })
+  @Property({ type: 'string', length: MAX_NAME_CHARS })
   name: string;
 
   @Field(() => Date)

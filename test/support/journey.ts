@@ -26,6 +26,7 @@ import { rawId } from './ids.js';
 import { startSdkServer, type PeerTool, type SdkServerHandle } from './mcp-servers.js';
 import { startOAuthPeer, type OAuthPeer } from './oauth-server.js';
 import { sleep } from './turns.js';
+import { Cleanups } from './cleanups.js';
 
 export { REDIRECT_URI };
 
@@ -149,7 +150,7 @@ function add(ids: Map<string, string[]>, type: string, id: string): void {
  * Takes a few seconds: one call waits for its timeout.
  */
 export async function runJourney(t: TestApp): Promise<Journey> {
-  const cleanups: (() => Promise<void>)[] = [];
+  const cleanups = new Cleanups();
   const ids = new Map<string, string[]>();
   const statuses = new Set<string>();
   const admin = await t.token(Role.ADMIN, null, 'admin ada');
@@ -346,7 +347,7 @@ export async function runJourney(t: TestApp): Promise<Journey> {
     assistantId,
     statuses,
     close: async () => {
-      for (const fn of cleanups.splice(0).reverse()) await fn();
+      await cleanups.run();
     },
   };
 }

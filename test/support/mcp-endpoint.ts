@@ -1,7 +1,8 @@
 /**
  * Helpers for tests of the MCP endpoint (`/mcp/{assistantId}`, issue 27) driven by outside clients:
  * an MCP_CLIENT token minted through `createApiToken` as a user would, the endpoint's URL, and what
- * the calls left in the database (their TurnCalls and ledger rows).
+ * the calls left in the database (their TurnCalls and ledger rows), and an SDK client's fetch that
+ * picks the answer's form.
  */
 import pg from 'pg';
 import type { TestApp } from './app.js';
@@ -127,4 +128,26 @@ export async function mcpRequest(
           : JSON.stringify(options.body),
     signal: options.signal,
   });
+}
+
+/** The form of answer an outside client asks for: JSON, or the event stream first. */
+export type AnswerForm = 'json' | 'sse';
+
+/**
+ * A fetch for an SDK client's transport, with the one header that picks the answer's form: Accept as
+ * the SDK sends it (JSON and event stream), or the event stream first, which asks for a stream. The
+ * `content-type` of each POST's answer goes to `seen`.
+ */
+export function fetchFor(
+  answer: AnswerForm,
+  seen: string[],
+): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  return async (url, init) => {
+    const headers = new Headers(init?.headers);
+    if (answer === 'sse' && init?.method === 'POST')
+      headers.set('accept', 'text/event-stream, application/json');
+    const res = await fetch(url, { ...init, headers });
+    if (init?.method === 'POST') seen.push(res.headers.get('content-type') ?? '');
+    return res;
+  };
 }

@@ -4,7 +4,8 @@
  * - `startSdkServer` serves tools with the official SDK (`McpServer` + `StreamableHTTPServerTransport`)
  *   in any of the four shapes: stateful or stateless, JSON or SSE answers. The tool list can change
  *   between discoveries (`setTools`), `tools/list` can be paged, and every request is recorded.
- * - `startRawServer` is a bare `node:http` server for hostile behaviour: the handler owns the socket.
+ * - `startRawServer` is a bare `node:http` server for hostile behaviour: the handler owns the socket;
+ *   `startLegacyPeer` and `startRawToolPeer` are legacy MCP peers on it that answer the handshake.
  *
  * Every handle has `close()`, which also drops open connections, so a hanging test server never
  * holds the run open.
@@ -379,6 +380,21 @@ export function acceptNotification(req: RawRequest, res: ServerResponse): boolea
 /** A minimal, valid `initialize` result. */
 export function initializeResult(protocolVersion = '2025-06-18'): Record<string, unknown> {
   return { protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw-peer', version: '0.0.1' } };
+}
+
+/**
+ * A legacy (2025-06-18) MCP peer on a bare `node:http` server that leaves the rest to the test:
+ * DELETE gets 405, notifications 202 and `initialize` a minimal result; every other request
+ * (`server/discover` included, which then falls back to the handshake) goes to `onRequest`.
+ */
+export async function startLegacyPeer(onRequest: RawHandler): Promise<RawServerHandle> {
+  return startRawServer((req, res, raw) => {
+    if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
+    if (acceptNotification(req, res)) return;
+    if (req.method === 'initialize')
+      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+    return onRequest(req, res, raw);
+  });
 }
 
 /** `lookup` (read-only) and `update` (a write): the tools a {@link startRawToolPeer} lists unless told. */

@@ -1,11 +1,30 @@
+/**
+ * GraphQL over WebSocket for tests: a graphql-ws client with a token in `connection_init` that never
+ * retries, and a turnEvents subscription that collects what the debugger sees.
+ */
 import { print } from 'graphql';
-import { createClient, type Client } from 'graphql-ws';
+import { createClient, type Client, type ClientOptions } from 'graphql-ws';
 import WebSocket from 'ws';
 import {
   TurnEventsDocument,
   type TurnEventsSubscription,
   type TurnEventsSubscriptionVariables,
 } from '../generated/graphql.js';
+
+/**
+ * A graphql-ws client of `wsUrl` with `token` (if any) in `connection_init`, no retries, connecting
+ * at once unless `options` say `lazy: true`; `options` go over these.
+ */
+export function wsClient(wsUrl: string, token: string | null, options: Partial<ClientOptions> = {}): Client {
+  return createClient({
+    url: wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: token === null ? {} : { authorization: `Bearer ${token}` },
+    retryAttempts: 0,
+    lazy: false,
+    ...options,
+  });
+}
 
 export type DebugEvent = TurnEventsSubscription['turnEvents'];
 
@@ -23,13 +42,7 @@ export async function subscribeTurnEvents(
   token: string,
   variables: TurnEventsSubscriptionVariables,
 ): Promise<EventStream> {
-  const client: Client = createClient({
-    url: wsUrl,
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${token}` },
-    retryAttempts: 0,
-    lazy: false,
-  });
+  const client = wsClient(wsUrl, token);
   const events: DebugEvent[] = [];
   const errors: unknown[] = [];
   const listeners = new Set<() => void>();

@@ -15,13 +15,7 @@ import {
   SetRiskDocument,
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
+import { sendJson, startLegacyPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 
 let t: TestApp;
 let server: RawServerHandle;
@@ -32,11 +26,7 @@ let operationUuid: string;
 
 beforeAll(async () => {
   t = await startTestApp();
-  server = await startRawServer((req, res) => {
-    if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
-    if (acceptNotification(req, res)) return;
-    if (req.method === 'initialize')
-      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+  server = await startLegacyPeer((req, res) => {
     sendJson(res, 200, {
       jsonrpc: '2.0',
       id: req.id,

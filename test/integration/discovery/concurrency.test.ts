@@ -10,13 +10,7 @@ import {
   DiscoveryRunsDocument,
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
+import { sendJson, startLegacyPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 import { sleep } from '../../support/turns.js';
 
 let t: TestApp;
@@ -27,11 +21,7 @@ let listed = 0;
 
 beforeAll(async () => {
   t = await startTestApp();
-  server = await startRawServer(async (req, res) => {
-    if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
-    if (acceptNotification(req, res)) return;
-    if (req.method === 'initialize')
-      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+  server = await startLegacyPeer(async (req, res) => {
     listed += 1;
     // A little latency so the runs overlap inside the service.
     await sleep(20);

@@ -9,13 +9,7 @@ import {
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
+import { sendJson, startLegacyPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 import { holdLock } from '../../support/locks.js';
 
 let t: TestApp;
@@ -24,11 +18,7 @@ let properties: Record<string, unknown> = { a: { type: 'string' } };
 
 beforeAll(async () => {
   t = await startTestApp();
-  server = await startRawServer((req, res) => {
-    if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
-    if (acceptNotification(req, res)) return;
-    if (req.method === 'initialize')
-      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+  server = await startLegacyPeer((req, res) => {
     sendJson(res, 200, {
       jsonrpc: '2.0',
       id: req.id,

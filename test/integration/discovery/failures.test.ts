@@ -10,13 +10,7 @@ import {
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
-import {
-  acceptNotification,
-  initializeResult,
-  sendJson,
-  startRawServer,
-  type RawServerHandle,
-} from '../../support/mcp-servers.js';
+import { sendJson, startLegacyPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 
 let t: TestApp;
 let admin: string;
@@ -45,11 +39,7 @@ async function pagedServer(): Promise<{
   mode: { value: 'ok' | 'page2-500' | 'empty' };
 }> {
   const mode = { value: 'ok' as 'ok' | 'page2-500' | 'empty' };
-  const server = await startRawServer((req, res) => {
-    if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
-    if (acceptNotification(req, res)) return;
-    if (req.method === 'initialize')
-      return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+  const server = await startLegacyPeer((req, res) => {
     if (req.method === 'tools/list') {
       const cursor = (req.body as { params?: { cursor?: string } }).params?.cursor;
       if (mode.value === 'empty')
@@ -148,11 +138,7 @@ describe('a slow, older discovery', () => {
     const heldArrived = new Promise<void>((resolve) => {
       arrived = resolve;
     });
-    const server = await startRawServer(async (req, res) => {
-      if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
-      if (acceptNotification(req, res)) return;
-      if (req.method === 'initialize')
-        return sendJson(res, 200, { jsonrpc: '2.0', id: req.id, result: initializeResult() });
+    const server = await startLegacyPeer(async (req, res) => {
       const listing = tools.map(tool);
       if (holdNext) {
         holdNext = false;

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { wsClient } from '../../support/subscriptions.js';
 
 let t: TestApp;
 let admin: string;
@@ -256,13 +257,7 @@ async function overWs(
   data?: unknown;
   errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
 }> {
-  const client = createClient({
-    url: t.wsUrl,
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${token}` },
-    retryAttempts: 0,
-    lazy: true,
-  });
+  const client = wsClient(t.wsUrl, token, { lazy: true });
   try {
     return await new Promise((resolve, reject) => {
       let result: { data?: unknown } = {};
@@ -461,13 +456,7 @@ describe('strings checked at the edge', () => {
   });
 
   it('should refuse a bad string over WebSocket too', async () => {
-    const client = createClient({
-      url: t.wsUrl,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${admin}` },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const client = wsClient(t.wsUrl, admin, { lazy: true });
     try {
       const errors = await new Promise<unknown>((resolve, reject) => {
         client.subscribe(

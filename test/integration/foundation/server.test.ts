@@ -1,7 +1,7 @@
-import { createClient, type Client } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { wsClient } from '../../support/subscriptions.js';
 
 let t: TestApp;
 let admin: string;
@@ -19,14 +19,9 @@ const deep = `{ viewer { workspace { connections { nodes { workspace { connectio
 const aliased = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: viewer { role }`).join(' ')} }`;
 const costly = `{ workspaces(first: 100) { nodes { ${Array.from({ length: 12 }, (_, i) => `c${i}: connections(first: 100) { nodes { operations(first: 100) { nodes { id key name title description risk enabled } } } }`).join(' ')} } } }`;
 
-function wsClient(token: string | null): Client {
-  return createClient({
-    url: t.wsUrl,
-    webSocketImpl: WebSocket,
-    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
-    retryAttempts: 0,
-    lazy: true,
-  });
+/** A lazy client: each operation opens its own socket. */
+function lazyClient(token: string | null): Client {
+  return wsClient(t.wsUrl, token, { lazy: true });
 }
 
 async function overWs(
@@ -37,7 +32,7 @@ async function overWs(
   data?: unknown;
   errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
 }> {
-  const client = wsClient(token);
+  const client = lazyClient(token);
   try {
     return await new Promise((resolve, reject) => {
       let result: { data?: unknown; errors?: readonly { message: string }[] } = {};
@@ -111,7 +106,7 @@ describe('query limits', () => {
   });
 
   it('should close a WebSocket whose connection_init has no valid token with 4403', async () => {
-    const client = wsClient('ctk_nope');
+    const client = lazyClient('ctk_nope');
     const closed = await new Promise<number>((resolve) => {
       client.on('closed', (event) => resolve((event as { code: number }).code));
       client.subscribe(
@@ -128,13 +123,7 @@ describe('WebSocket tokens', () => {
   it('should refuse new operations on an open socket once its token is revoked', async () => {
     const token = await t.token(Role.OPERATOR, null, 'soon revoked');
     // One socket for both operations (a lazy client would open a new one, refused at connect).
-    const client = createClient({
-      url: t.wsUrl,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${token}` },
-      retryAttempts: 0,
-      lazy: false,
-    });
+    const client = wsClient(t.wsUrl, token);
     try {
       const run = (query: string) =>
         new Promise<{

@@ -2,9 +2,8 @@
  * API tokens through the API: an ADMIN creates (secret shown once), lists and revokes them, with an
  * optional expiry; a revocation holds on every instance within a second, open WebSockets included.
  */
-import { createClient, type Client } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { Role } from '../../../src/auth/api-token.entity.js';
 import {
   ApiTokensDocument,
@@ -15,6 +14,7 @@ import {
 } from '../../generated/graphql.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
+import { wsClient } from '../../support/subscriptions.js';
 
 let A: TestApp;
 let B: TestApp;
@@ -58,12 +58,7 @@ function openSocket(
   t: TestApp,
   token: string,
 ): { client: Client; closed: Promise<{ code: number; reason: string }> } {
-  const client = createClient({
-    url: t.wsUrl,
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${token}` },
-    retryAttempts: 0,
-    lazy: false,
+  const client = wsClient(t.wsUrl, token, {
     // The close is what the tests wait for; not an error to print.
     onNonLazyError: () => undefined,
   });

@@ -9,8 +9,6 @@ import {
   type GraphQLObjectType,
   type IntrospectionQuery,
 } from 'graphql';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/app.js';
 import {
@@ -24,6 +22,7 @@ import {
 } from '../../support/every-field.js';
 import { runJourney, type Journey } from '../../support/journey.js';
 import { PUBLIC_URL } from '../oauth/helpers.js';
+import { wsClient } from '../../support/subscriptions.js';
 
 let t: TestApp;
 let journey: Journey;
@@ -163,12 +162,7 @@ describe('every field of the schema, on a realistic database', () => {
     const schema = await schemaOf();
     const subscription = schema.getSubscriptionType() as GraphQLObjectType;
     const paths = reachablePaths(schema, subscription);
-    const client = createClient({
-      url: t.wsUrl,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${journey.tokens.admin}` },
-      retryAttempts: 0,
-    });
+    const client = wsClient(t.wsUrl, journey.tokens.admin, { lazy: true });
     const stored = Number(
       (
         await t.app.services.orm.em

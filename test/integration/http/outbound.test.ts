@@ -6,13 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { LookupFunction } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  OutboundClient,
-  OutboundError,
-  type OutboundOptions,
-  type OutboundResponse,
-} from '../../../src/http/outbound.js';
+import { OutboundError, type OutboundOptions, type OutboundResponse } from '../../../src/http/outbound.js';
 import { waitUntil } from '../../support/wait.js';
+import { outboundClient } from '../../support/mcp-client.js';
 
 interface Peer {
   url: string;
@@ -63,11 +59,7 @@ async function peer(handler: (req: IncomingMessage, res: ServerResponse) => void
   };
 }
 
-function client(options: OutboundOptions = { allowLoopback: true }): OutboundClient {
-  const c = new OutboundClient(options);
-  cleanups.push(() => c.close());
-  return c;
-}
+const client = (options?: OutboundOptions) => outboundClient(cleanups, options);
 
 async function failure(promise: Promise<unknown>): Promise<OutboundError> {
   try {

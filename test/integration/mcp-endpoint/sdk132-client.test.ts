@@ -7,10 +7,16 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointUrl, mcpRequest, mintMcpClientToken, recordedCalls } from '../../support/mcp-endpoint.js';
+import {
+  endpointUrl,
+  fetchFor,
+  type AnswerForm,
+  mcpRequest,
+  mintMcpClientToken,
+  recordedCalls,
+} from '../../support/mcp-endpoint.js';
 import { startCrmWorld, type CrmFixture } from '../../support/turns.js';
 
 let f: CrmFixture;
@@ -25,21 +31,7 @@ afterAll(async () => {
   await f.stop();
 });
 
-type Answer = 'json' | 'sse';
-
-/** The client's fetch, with the one header that picks the answer's form (SSE: the event stream first). */
-function fetchFor(answer: Answer, seen: string[]): FetchLike {
-  return async (url, init) => {
-    const headers = new Headers(init?.headers);
-    if (answer === 'sse' && init?.method === 'POST')
-      headers.set('accept', 'text/event-stream, application/json');
-    const res = await fetch(url, { ...init, headers });
-    if (init?.method === 'POST') seen.push(res.headers.get('content-type') ?? '');
-    return res;
-  };
-}
-
-async function connect(answer: Answer, seen: string[]) {
+async function connect(answer: AnswerForm, seen: string[]) {
   const client = new Client({ name: 'sdk132-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(endpointUrl(f.t, f.w.assistantId), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },

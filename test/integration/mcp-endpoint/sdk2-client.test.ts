@@ -4,9 +4,15 @@
  * 2026-07-28, each with answers as JSON and as an event stream: it lists the assistant's tools,
  * calls a READ and a WRITE, and each call is a TurnCall, the WRITE with its ledger row (issue 27).
  */
-import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointUrl, mintMcpClientToken, recordedCalls } from '../../support/mcp-endpoint.js';
+import {
+  endpointUrl,
+  fetchFor,
+  type AnswerForm,
+  mintMcpClientToken,
+  recordedCalls,
+} from '../../support/mcp-endpoint.js';
 import { buildWorld, startCrmWorld, type CrmFixture } from '../../support/turns.js';
 
 let f: CrmFixture;
@@ -20,24 +26,7 @@ afterAll(async () => {
   await f.stop();
 });
 
-type Answer = 'json' | 'sse';
-
-/**
- * The client's own fetch, with the one header that picks the answer's form: Accept as the SDK sends
- * it (JSON and event stream), or the event stream first, which asks for a stream.
- */
-function fetchFor(answer: Answer, seen: string[]): FetchLike {
-  return async (url, init) => {
-    const headers = new Headers(init?.headers);
-    if (answer === 'sse' && init?.method === 'POST')
-      headers.set('accept', 'text/event-stream, application/json');
-    const res = await fetch(url, { ...init, headers });
-    if (init?.method === 'POST') seen.push(res.headers.get('content-type') ?? '');
-    return res;
-  };
-}
-
-async function connect(era: 'legacy' | '2026-07-28', answer: Answer, seen: string[]): Promise<Client> {
+async function connect(era: 'legacy' | '2026-07-28', answer: AnswerForm, seen: string[]): Promise<Client> {
   const client = new Client(
     { name: 'sdk2-test', version: '1.0.0' },
     era === 'legacy' ? {} : { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -55,7 +44,7 @@ const ERAS = [
   ['legacy', 'sse'],
   ['2026-07-28', 'json'],
   ['2026-07-28', 'sse'],
-] as const satisfies readonly (readonly ['legacy' | '2026-07-28', Answer])[];
+] as const satisfies readonly (readonly ['legacy' | '2026-07-28', AnswerForm])[];
 
 describe.each(ERAS)('SDK 2.4 client, %s era, %s answers', (era, answer) => {
   it('lists the tools, calls a READ and a WRITE; both are TurnCalls and the WRITE has its ledger row', async () => {

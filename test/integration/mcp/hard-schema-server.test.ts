@@ -3,29 +3,23 @@
  * written (nothing rebuilt on the way), discovery skips none of them, and every tool echoes its
  * arguments back as text and as `structuredContent`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { OutboundClient } from '../../../src/http/outbound.js';
-import { McpClient, type McpEndpoint } from '../../../src/mcp/client.js';
+import { describe, expect, it } from 'vitest';
+import {} from '../../../src/http/outbound.js';
+import { type McpClient, type McpEndpoint } from '../../../src/mcp/client.js';
 import {
   HARD_TOOLS,
   startHardSchemaServer,
   type HardSchemaServerHandle,
 } from '../../support/hard-schema-server.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { mcpClient } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
 async function setup(): Promise<{ server: HardSchemaServerHandle; client: McpClient; ep: McpEndpoint }> {
   const server = await startHardSchemaServer();
   cleanups.push(() => server.close());
-  const outbound = new OutboundClient({ allowLoopback: true });
-  const client = new McpClient(outbound);
-  cleanups.push(async () => {
-    await client.whenIdle();
-    await outbound.close();
-  });
+  const client = mcpClient(cleanups);
   return {
     server,
     client,

@@ -4,14 +4,9 @@
  * clock: a client that waited for the server instead hangs until the test's own timeout.
  */
 import type { ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OutboundClient } from '../../../src/http/outbound.js';
-import {
-  McpClient,
-  McpClientError,
-  type CallToolOutcome,
-  type McpEndpoint,
-} from '../../../src/mcp/client.js';
+import { McpClient, McpClientError, type CallToolOutcome } from '../../../src/mcp/client.js';
 import {
   acceptNotification,
   initializeResult,
@@ -21,26 +16,14 @@ import {
   type RawServerHandle,
 } from '../../support/mcp-servers.js';
 import { waitUntil } from '../../support/wait.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { mcpClient, mcpEndpoint } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
-function client(options: ConstructorParameters<typeof McpClient>[1] = {}): McpClient {
-  const outbound = new OutboundClient({ allowLoopback: true });
-  const c = new McpClient(outbound, options);
-  cleanups.push(async () => {
-    await c.whenIdle();
-    await outbound.close();
-  });
-  return c;
-}
+const client = (options: ConstructorParameters<typeof McpClient>[1] = {}) => mcpClient(cleanups, options);
 
-let nextId = 0;
-function endpoint(url: string, timeoutMs = 2_000): McpEndpoint {
-  return { id: `hostile-${++nextId}`, url, auth: { kind: 'none' }, timeoutMs };
-}
+const endpoint = (url: string, timeoutMs = 2_000) => mcpEndpoint(url, { timeoutMs }, 'hostile');
 
 type Handler = (req: RawRequest, res: ServerResponse) => void;
 

@@ -3,26 +3,17 @@
  * headers, as the server receives them; a legacy call does not; discovery leaves out a tool whose
  * annotations break the rules (the pure rules are in test/unit/mcp/param-headers.test.ts).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { OutboundClient } from '../../../src/http/outbound.js';
-import { McpClient, type McpEndpoint } from '../../../src/mcp/client.js';
+import { describe, expect, it } from 'vitest';
+import {} from '../../../src/http/outbound.js';
+import { type McpEndpoint } from '../../../src/mcp/client.js';
 import { ToolCollector } from '../../../src/mcp/tool-mapping.js';
 import { startModernOnlyServer } from '../../support/mcp-version-servers.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { mcpClient } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
-function client(): McpClient {
-  const outbound = new OutboundClient({ allowLoopback: true });
-  const c = new McpClient(outbound);
-  cleanups.push(async () => {
-    await c.whenIdle();
-    await outbound.close();
-  });
-  return c;
-}
+const client = () => mcpClient(cleanups);
 
 const READ = { risk: 'READ', idempotent: false } as const;
 const inputSchema = {

@@ -5,15 +5,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { afterEach, describe, expect, it } from 'vitest';
-import { OutboundClient } from '../../../src/http/outbound.js';
-import {
-  DEFAULT_SSE_RETRY_MS,
-  MAX_SSE_RESUMPTIONS,
-  MAX_SSE_RETRY_MS,
-  McpClient,
-  type McpEndpoint,
-} from '../../../src/mcp/client.js';
+import { describe, expect, it } from 'vitest';
+import {} from '../../../src/http/outbound.js';
+import { DEFAULT_SSE_RETRY_MS, MAX_SSE_RESUMPTIONS, MAX_SSE_RETRY_MS } from '../../../src/mcp/client.js';
 import {
   acceptNotification,
   initializeResult,
@@ -23,26 +17,14 @@ import {
   type RawServerHandle,
 } from '../../support/mcp-servers.js';
 import { waitUntil } from '../../support/wait.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { mcpClient, mcpEndpoint } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
-function client(): McpClient {
-  const outbound = new OutboundClient({ allowLoopback: true });
-  const c = new McpClient(outbound);
-  cleanups.push(async () => {
-    await c.whenIdle();
-    await outbound.close();
-  });
-  return c;
-}
+const client = () => mcpClient(cleanups);
 
-let nextId = 0;
-function endpoint(url: string, timeoutMs = 3_000): McpEndpoint {
-  return { id: `resume-${++nextId}`, url, auth: { kind: 'none' }, timeoutMs };
-}
+const endpoint = (url: string, timeoutMs = 3_000) => mcpEndpoint(url, { timeoutMs }, 'resume');
 
 const READ = { risk: 'READ', idempotent: false } as const;
 

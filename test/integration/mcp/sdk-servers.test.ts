@@ -3,10 +3,10 @@
  * stateful or stateless, JSON or event-stream answers.
  */
 import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OutboundClient } from '../../../src/http/outbound.js';
-import { McpClient, McpClientError, type McpEndpoint } from '../../../src/mcp/client.js';
+import { type McpClient, McpClientError } from '../../../src/mcp/client.js';
 import { parseSse } from '../../../src/mcp/sse.js';
 import {
   startSdkServer,
@@ -15,11 +15,10 @@ import {
   type SdkServerHandle,
   type SdkServerOptions,
 } from '../../support/mcp-servers.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { mcpClient, mcpEndpoint } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
 async function server(options: SdkServerOptions): Promise<SdkServerHandle> {
   const s = await startSdkServer(options);
@@ -27,20 +26,9 @@ async function server(options: SdkServerOptions): Promise<SdkServerHandle> {
   return s;
 }
 
-function client(options: ConstructorParameters<typeof McpClient>[1] = {}): McpClient {
-  const outbound = new OutboundClient({ allowLoopback: true });
-  const c = new McpClient(outbound, options);
-  cleanups.push(async () => {
-    await c.whenIdle();
-    await outbound.close();
-  });
-  return c;
-}
+const client = (options: ConstructorParameters<typeof McpClient>[1] = {}) => mcpClient(cleanups, options);
 
-let nextId = 0;
-function endpoint(url: string, extra: Partial<McpEndpoint> = {}): McpEndpoint {
-  return { id: `conn-${++nextId}`, url, auth: { kind: 'none' }, timeoutMs: 5_000, ...extra };
-}
+const endpoint = mcpEndpoint;
 
 const tools: PeerTool[] = [
   {

@@ -6,34 +6,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { OutboundClient } from '../../../src/http/outbound.js';
-import { McpClient, McpClientError, type McpEndpoint } from '../../../src/mcp/client.js';
+import { describe, expect, it } from 'vitest';
+import {} from '../../../src/http/outbound.js';
+import { McpClientError } from '../../../src/mcp/client.js';
 import {
   startLegacyVersionServer,
   startModernOnlyServer,
   startSdkV2Server,
 } from '../../support/mcp-version-servers.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { mcpClient, mcpEndpoint } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
-function client(): McpClient {
-  const outbound = new OutboundClient({ allowLoopback: true });
-  const c = new McpClient(outbound);
-  cleanups.push(async () => {
-    await c.whenIdle();
-    await outbound.close();
-  });
-  return c;
-}
+const client = () => mcpClient(cleanups);
 
-let nextId = 0;
-function endpoint(url: string, extra: Partial<McpEndpoint> = {}): McpEndpoint {
-  return { id: `conn-${++nextId}`, url, auth: { kind: 'none' }, timeoutMs: 5_000, ...extra };
-}
+const endpoint = mcpEndpoint;
 
 const READ = { risk: 'READ', idempotent: false } as const;
 

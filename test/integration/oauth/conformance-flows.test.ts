@@ -10,7 +10,7 @@
  *   WHATWG serializer does (`-` stays `-`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BeginSignInDocument,
   ConnectionOperationsDocument,
@@ -25,6 +25,7 @@ import {
   type RawRequest,
 } from '../../support/mcp-servers.js';
 import { begin, buildWorld, call, connectTools, type World } from '../../support/turns.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
 
 const PUBLIC_URL = 'https://console.example.test';
 
@@ -35,10 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.stop();
 });
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
 interface PeerOptions {
   /** How the authorization server is found: metadata at the origin (issuer `${origin}${issuerPath}`), or none. */

@@ -3,21 +3,16 @@
  * address checks and caps, and redirects are not followed.
  */
 import * as oauth from 'oauth4webapi';
-import { afterEach, describe, expect, it } from 'vitest';
-import { OutboundClient, OutboundError } from '../../../src/http/outbound.js';
+import { describe, expect, it } from 'vitest';
+import { OutboundError } from '../../../src/http/outbound.js';
 import { outboundFetch } from '../../../src/oauth/fetch.js';
 import { startRawServer, sendJson, type RawServerHandle } from '../../support/mcp-servers.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { outboundClient } from '../../support/mcp-client.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = cleanupAfterEach();
 
-function client(allowLoopback: boolean): OutboundClient {
-  const c = new OutboundClient({ allowLoopback });
-  cleanups.push(() => c.close());
-  return c;
-}
+const client = (allowLoopback: boolean) => outboundClient(cleanups, { allowLoopback });
 
 async function server(handler: Parameters<typeof startRawServer>[0]): Promise<RawServerHandle> {
   const s = await startRawServer(handler);

@@ -23,6 +23,7 @@ import {
   storedTokens,
   type LoggedApp,
 } from './helpers.js';
+import { mcpEndpoint } from '../../support/mcp-client.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -65,13 +66,7 @@ function later(aheadMs: number, options: OAuthServiceOptions = {}): OAuthService
 }
 
 function endpoint(uuid: string, oauth: OAuthService): McpEndpoint {
-  return {
-    id: uuid,
-    url: peer.mcpUrl,
-    auth: { kind: 'none' },
-    timeoutMs: 5_000,
-    getAuthHeaders: () => oauth.authHeaders(uuid),
-  };
+  return mcpEndpoint(peer.mcpUrl, { id: uuid, getAuthHeaders: () => oauth.authHeaders(uuid) });
 }
 
 const refreshes = (): number => peer.grants.filter((g) => g.grantType === 'refresh_token').length;

@@ -26,13 +26,14 @@ import {
   storedTokens,
   type LoggedApp,
 } from './helpers.js';
+import { Cleanups } from '../../support/cleanups.js';
 
 let t: LoggedApp;
 let peer: OAuthPeer;
 let admin: string;
 let operator: string;
 let workspaceId: string;
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups = new Cleanups();
 
 beforeAll(async () => {
   t = await startLoggedApp();
@@ -43,7 +44,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
+  await cleanups.run();
   await t.stop();
   await peer.close();
 });

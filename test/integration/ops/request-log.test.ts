@@ -1,11 +1,11 @@
 import { print } from 'graphql';
-import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../support/wait.js';
 import { TurnEventsDocument } from '../../generated/graphql.js';
 import type { TestApp } from '../../support/app.js';
 import { begin, call, startCrmWorld, type CrmFixture, type World } from '../../support/turns.js';
+import { wsClient } from '../../support/subscriptions.js';
 
 let t: TestApp;
 let w: World;
@@ -132,13 +132,7 @@ describe('graphql-ws', () => {
         super(url, protocols, { headers: { 'x-request-id': 'ws-log-1' } });
       }
     }
-    const client = createClient({
-      url: t.wsUrl,
-      webSocketImpl: TaggedSocket,
-      connectionParams: { authorization: `Bearer ${w.customer}` },
-      retryAttempts: 0,
-      lazy: false,
-    });
+    const client = wsClient(t.wsUrl, w.customer, { webSocketImpl: TaggedSocket });
     const done = new Promise<void>((resolve) => {
       const stop = client.subscribe(
         {

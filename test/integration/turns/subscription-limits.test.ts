@@ -3,9 +3,8 @@
  * TOO_MANY_SUBSCRIPTIONS), and a bounded replay (REPLAY_LIMIT_EXCEEDED, resumable).
  */
 import { print } from 'graphql';
-import { createClient, type Client } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import {
   BeginTurnDocument,
   CreateAssistantDocument,
@@ -13,6 +12,7 @@ import {
   TurnEventsDocument,
 } from '../../generated/graphql.js';
 import { Role, startTestApp, type TestApp } from '../../support/app.js';
+import { wsClient } from '../../support/subscriptions.js';
 
 let t: TestApp;
 let customer: string;
@@ -42,13 +42,7 @@ afterAll(async () => {
 });
 
 async function socket(token: string): Promise<Client> {
-  const client = createClient({
-    url: t.wsUrl,
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${token}` },
-    retryAttempts: 0,
-    lazy: false,
-  });
+  const client = wsClient(t.wsUrl, token);
   clients.push(client);
   await new Promise<void>((resolve, reject) => {
     client.on('connected', () => resolve());

@@ -1,13 +1,14 @@
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   classifyAddress,
   isAddressAllowed,
-  OutboundClient,
   OutboundError,
   type OutboundOptions,
 } from '../../../src/http/outbound.js';
+import { cleanupAfterEach } from '../../support/cleanups.js';
+import { outboundClient } from '../../support/mcp-client.js';
 
 /** A lookup that answers from a table and never touches DNS. */
 function fakeLookup(table: Record<string, string[]>, calls: string[] = []): LookupFunction {
@@ -29,15 +30,8 @@ function fakeLookup(table: Record<string, string[]>, calls: string[] = []): Look
   };
 }
 
-const clients: OutboundClient[] = [];
-function client(options: OutboundOptions = {}): OutboundClient {
-  const c = new OutboundClient(options);
-  clients.push(c);
-  return c;
-}
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
+const cleanups = cleanupAfterEach();
+const client = (options: OutboundOptions = {}) => outboundClient(cleanups, options);
 
 async function failure(promise: Promise<unknown>): Promise<OutboundError> {
   try {
