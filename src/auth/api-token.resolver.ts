@@ -29,6 +29,7 @@ import { forbidden, notFound } from '../graphql/errors.js';
 import { fromGlobalId, idOf, toGlobalId } from '../graphql/node.js';
 import { connectionType, PageArgsType, pageWindow, toPage, type Page } from '../graphql/relay.js';
 import { UserError } from '../graphql/user-error.js';
+import { MAX_NAME_CHARS } from '../names.js';
 import { Workspace } from '../workspaces/workspace.entity.js';
 import { ApiToken, Role } from './api-token.entity.js';
 import type { Principal } from './principal.js';
@@ -55,7 +56,7 @@ export class CreateApiTokenInput {
   role!: Role;
 
   @Field(() => String, {
-    description: 'Who or what holds it, such as "acme dashboard". At most 200 characters.',
+    description: `Who or what holds it, such as "acme dashboard". At most ${MAX_NAME_CHARS} characters.`,
   })
   label!: string;
 

@@ -9,6 +9,7 @@ import type { JsonObject } from '../operations/types.js';
 import { CallStatus } from './turn-call.entity.js';
 import { ToolSearchInputType, ToolSearchType } from './search/tool-search.graphql.js';
 import { ToolDialectEnum, type ToolDialect } from './dialects/dialect-enum.js';
+import { MAX_NAME_CHARS } from '../names.js';
 import type { LeftOutCode } from './dialects/compile.js';
 import type { JsonValue } from '../operations/types.js';
 
@@ -82,7 +83,7 @@ export class BeginTurnInput {
   @Field(() => ID)
   assistantId!: string;
 
-  @Field(() => String, { description: "The runtime's own conversation id (1–200 characters)." })
+  @Field(() => String, { description: `The runtime's own conversation id (1–${MAX_NAME_CHARS} characters).` })
   conversationId!: string;
 
   @Field(() => ToolDialectEnum, {
