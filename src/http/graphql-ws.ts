@@ -194,34 +194,27 @@ export function serveGraphqlWs(
   };
 }
 
+/** What the hooks share with the server that owns the sockets. */
+interface SocketEventDeps {
+  rules: readonly ValidationRule[];
+  documents: BoundedDocuments;
+  quota: SubscriptionQuota<object>;
+  socketLog: SocketLog;
+  tokens: SocketTokens;
+  /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
+  acceptedRole: WeakMap<WebSocket, Role>;
+  mask: (errors: readonly GraphQLError[]) => GraphQLFormattedError[];
+  /** Tells the adapter that a socket's connection_init was accepted. */
+  accept: (socket: WebSocket) => void;
+}
+
 /**
  * graphql-ws's hooks for our sockets: `connection_init` accepted for a valid token (never an MCP
  * client's), each subscription checked, errors masked as Apollo masks them, and every socket and
  * subscription logged, counted against its quota and its token watched for revocation.
  */
-function socketEvents(
-  services: Services,
-  schema: GraphQLSchema,
-  {
-    rules,
-    documents,
-    quota,
-    socketLog,
-    tokens,
-    acceptedRole,
-    mask,
-    accept,
-  }: {
-    rules: readonly ValidationRule[];
-    documents: BoundedDocuments;
-    quota: SubscriptionQuota<object>;
-    socketLog: SocketLog;
-    tokens: SocketTokens;
-    acceptedRole: WeakMap<WebSocket, Role>;
-    mask: (errors: readonly GraphQLError[]) => GraphQLFormattedError[];
-    accept: (socket: WebSocket) => void;
-  },
-): WsServerOptions {
+function socketEvents(services: Services, schema: GraphQLSchema, deps: SocketEventDeps): WsServerOptions {
+  const { rules, documents, quota, socketLog, tokens, acceptedRole, mask, accept } = deps;
   return {
     schema,
     connectionInitWaitTimeout: services.config.limits.wsInitWaitMs,
