@@ -452,11 +452,11 @@ function outbound(env: Env, nodeEnv: Config['env'], allowHosts: string[]): Confi
 }
 
 function forModelBudgets(env: Env): ForModelBudgets {
-  const budget = (name: string, fallback: number): number => int(env, name, fallback, 1024, 16 * 1024 * 1024);
+  const max = 16 * 1024 * 1024;
   return {
-    openai: budget('FOR_MODEL_MAX_CHARS_OPENAI', DEFAULT_FOR_MODEL_BUDGETS.openai),
-    anthropic: budget('FOR_MODEL_MAX_CHARS_ANTHROPIC', DEFAULT_FOR_MODEL_BUDGETS.anthropic),
-    gemini: budget('FOR_MODEL_MAX_CHARS_GEMINI', DEFAULT_FOR_MODEL_BUDGETS.gemini),
+    openai: int(env, 'FOR_MODEL_MAX_CHARS_OPENAI', DEFAULT_FOR_MODEL_BUDGETS.openai, 1024, max),
+    anthropic: int(env, 'FOR_MODEL_MAX_CHARS_ANTHROPIC', DEFAULT_FOR_MODEL_BUDGETS.anthropic, 1024, max),
+    gemini: int(env, 'FOR_MODEL_MAX_CHARS_GEMINI', DEFAULT_FOR_MODEL_BUDGETS.gemini, 1024, max),
   };
 }
 
