@@ -4,12 +4,23 @@
  * lists the same variables with the same defaults.
  */
 import { resolve } from 'node:path';
+import {
+  bool,
+  ConfigError,
+  type Env,
+  int,
+  origins,
+  parseDatabaseUrl,
+  parseSecretKey,
+} from './config-values.js';
 import { DEFAULT_GROUP_COMMIT_IN_FLIGHT, DEFAULT_GROUP_COMMIT_MAX_BATCH } from './db/group-commit.js';
 import { compileUrlPolicy } from './http/url-policy.js';
 import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from './limits.js';
 import { builtInProblems, type DeclaredTool } from './turns/declare.js';
 import { DEFAULT_FOR_MODEL_BUDGETS, type ForModelBudgets } from './turns/dialects/for-model.js';
 import { DEFAULT_PROGRESS_MIN_INTERVAL_MS } from './turns/progress.js';
+
+export { ConfigError } from './config-values.js';
 
 export const DEFAULT_PORT = 4000;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -222,7 +233,7 @@ export interface Limits {
  * The roll-up must wait until a call can no longer be recorded late: longer than the ledger sweep
  * takes to close a lost call (with its original start time).
  */
-function usageRollup(env: Record<string, string | undefined>): { everyMs: number; settleMs: number } {
+function usageRollup(env: Env): { everyMs: number; settleMs: number } {
   const afterMs = int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000);
   const sweepEveryMs = int(
     env,
@@ -250,14 +261,8 @@ function usageRollup(env: Record<string, string | undefined>): { everyMs: number
   };
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
 /** TURN_RETENTION_DAYS: 0 (keep), or more days than the ledger sweep may still need a call's events. */
-function turnRetentionDays(env: Record<string, string | undefined>): number {
+function turnRetentionDays(env: Env): number {
   const days = int(env, 'TURN_RETENTION_DAYS', 0, 0, 36_500);
   const afterMs = int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000);
   if (days > 0 && days * 86_400_000 <= afterMs + 86_400_000)
@@ -276,73 +281,6 @@ function readRecordCommit(env: Env): ReadRecordCommit {
   if (!(READ_RECORD_COMMITS as readonly string[]).includes(raw))
     throw new ConfigError(`READ_RECORD_COMMIT must be async or sync, got "${env.READ_RECORD_COMMIT}"`);
   return raw as ReadRecordCommit;
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-/**
- * A comma-separated list of web origins (`https://app.example.com`, `http://localhost:5173`):
- * scheme, host and port only, no path, as a browser sends them in `Origin`.
- */
-function origins(env: Env, name: string): string[] {
-  const out: string[] = [];
-  for (const item of (env[name] ?? '').split(',')) {
-    const raw = item.trim();
-    if (raw === '') continue;
-    let origin: string | null = null;
-    try {
-      const u = new URL(raw);
-      if (u.protocol === 'http:' || u.protocol === 'https:') origin = u.origin;
-    } catch {
-      origin = null;
-    }
-    if (origin === null || origin !== raw.replace(/\/$/, '').toLowerCase())
-      throw new ConfigError(
-        `${name} must list origins such as https://app.example.com (scheme, host, port; no path), got "${raw}"`,
-      );
-    out.push(origin);
-  }
-  return out;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-function parseSecretKey(raw: string | undefined): Buffer | null {
-  if (raw === undefined || raw === '') return null;
-  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) {
-    throw new ConfigError('SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
-  }
-  return key;
-}
-
-function parseDatabaseUrl(raw: string | undefined, name = 'DATABASE_URL'): string | null {
-  if (raw === undefined || raw === '') return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // The value may hold a password: never echo it.
-    throw new ConfigError(`${name} is not a valid URL`);
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`${name} must start with postgres:// or postgresql://, got "${url.protocol}//"`);
-  }
-  return raw;
 }
 
 function parseBuiltInTools(raw: string | undefined): DeclaredTool[] {
@@ -372,117 +310,37 @@ function parseBuiltInTools(raw: string | undefined): DeclaredTool[] {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const nodeEnv = env.NODE_ENV ?? 'development';
-  if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
-    throw new ConfigError(`NODE_ENV must be production, development or test, got "${nodeEnv}"`);
-  }
-  const logLevel = (env.LOG_LEVEL ?? DEFAULT_LOG_LEVEL).toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  }
-  const allowHosts = (env.OUTBOUND_ALLOW_HOSTS ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter((h) => h !== '');
-  for (const host of allowHosts) {
-    // The outbound rule's own parser, so that what config takes is what calls and saves compare.
-    try {
-      compileUrlPolicy({ allowHosts: [host], allowLoopback: false });
-    } catch {
-      throw new ConfigError(`OUTBOUND_ALLOW_HOSTS has an invalid host "${host}"`);
-    }
-  }
-  const metrics = (
-    env.METRICS === undefined || env.METRICS === '' ? DEFAULT_METRICS : env.METRICS
-  ).toLowerCase();
-  if (!(METRICS_ACCESS as readonly string[]).includes(metrics)) {
-    throw new ConfigError(`METRICS must be one of ${METRICS_ACCESS.join(', ')}, got "${metrics}"`);
-  }
+  const nodeEnv = nodeEnvOf(env);
+  const logLevel = logLevelOf(env);
+  const allowHosts = outboundAllowHosts(env);
+  const metrics = metricsAccessOf(env);
   const port = int(env, 'PORT', DEFAULT_PORT, 0, 65_535);
   const host = env.HOST && env.HOST !== '' ? env.HOST : DEFAULT_HOST;
-  const publicUrl = env.PUBLIC_URL && env.PUBLIC_URL !== '' ? env.PUBLIC_URL : `http://localhost:${port}`;
-  try {
-    const u = new URL(publicUrl);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-  } catch {
-    throw new ConfigError(`PUBLIC_URL must be an http(s) address, got "${publicUrl}"`);
-  }
+  const publicUrl = publicUrlOf(env, port);
   const secretKey = parseSecretKey(env.SECRET_KEY);
-  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
-  const migrationDatabaseUrl = parseDatabaseUrl(env.MIGRATION_DATABASE_URL, 'MIGRATION_DATABASE_URL');
-  const listenDatabaseUrl = parseDatabaseUrl(env.LISTEN_DATABASE_URL, 'LISTEN_DATABASE_URL');
-  if (listenDatabaseUrl !== null && databaseUrl === null) {
-    throw new ConfigError('LISTEN_DATABASE_URL needs DATABASE_URL (the embedded default listens directly)');
-  }
-  if (migrationDatabaseUrl !== null && databaseUrl === null) {
-    throw new ConfigError(
-      'MIGRATION_DATABASE_URL needs DATABASE_URL (the embedded default already migrates as the owner)',
-    );
-  }
+  const databases = databaseUrls(env);
   if (secretKey === null && nodeEnv === 'production') {
     throw new ConfigError('SECRET_KEY must be set when NODE_ENV=production');
   }
   return {
     env: nodeEnv,
-    databaseUrl,
-    migrationDatabaseUrl,
-    listenDatabaseUrl,
+    ...databases,
     port,
     host,
     dataDir: resolve(env.DATA_DIR && env.DATA_DIR !== '' ? env.DATA_DIR : DEFAULT_DATA_DIR),
     secretKey,
-    logLevel: logLevel as LogLevel,
-    metrics: metrics as MetricsAccess,
-    outbound: {
-      allowHosts,
-      allowLoopback: bool(env, 'OUTBOUND_ALLOW_LOOPBACK', nodeEnv !== 'production'),
-      timeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', DEFAULT_OUTBOUND_TIMEOUT_MS, 100, 120_000),
-      maxBodyBytes: int(
-        env,
-        'OUTBOUND_MAX_BODY_BYTES',
-        DEFAULT_OUTBOUND_MAX_BODY_BYTES,
-        1024,
-        64 * 1024 * 1024,
-      ),
-    },
+    logLevel,
+    metrics,
+    outbound: outbound(env, nodeEnv, allowHosts),
     toolResultMaxChars: int(env, 'TOOL_RESULT_MAX_CHARS', DEFAULT_TOOL_RESULT_MAX_CHARS, 256, 1024 * 1024),
-    forModelMaxChars: {
-      openai: int(
-        env,
-        'FOR_MODEL_MAX_CHARS_OPENAI',
-        DEFAULT_FOR_MODEL_BUDGETS.openai,
-        1024,
-        16 * 1024 * 1024,
-      ),
-      anthropic: int(
-        env,
-        'FOR_MODEL_MAX_CHARS_ANTHROPIC',
-        DEFAULT_FOR_MODEL_BUDGETS.anthropic,
-        1024,
-        16 * 1024 * 1024,
-      ),
-      gemini: int(
-        env,
-        'FOR_MODEL_MAX_CHARS_GEMINI',
-        DEFAULT_FOR_MODEL_BUDGETS.gemini,
-        1024,
-        16 * 1024 * 1024,
-      ),
-    },
+    forModelMaxChars: forModelBudgets(env),
     recordBatch: {
       maxBatch: int(env, 'RECORD_BATCH_MAX', DEFAULT_GROUP_COMMIT_MAX_BATCH, 1, 1_000),
       inFlight: int(env, 'RECORD_BATCH_IN_FLIGHT', DEFAULT_GROUP_COMMIT_IN_FLIGHT, 1, 8),
     },
     readStartHoldMs: int(env, 'READ_START_HOLD_MS', DEFAULT_READ_START_HOLD_MS, 0, 1_000),
     readRecordCommit: readRecordCommit(env),
-    toolSearch: {
-      autoTools: env.TOOL_SEARCH_AUTO_TOOLS ? int(env, 'TOOL_SEARCH_AUTO_TOOLS', 0, 1, 100_000) : null,
-      autoBytes: int(env, 'TOOL_SEARCH_AUTO_BYTES', DEFAULT_TOOL_SEARCH_AUTO_BYTES, 1_024, 64 * 1024 * 1024),
-      declare: int(env, 'TOOL_SEARCH_DECLARE', DEFAULT_TOOL_SEARCH_DECLARE, 0, 1_000),
-      defaultLimit: int(env, 'TOOL_SEARCH_LIMIT', DEFAULT_TOOL_SEARCH_LIMIT, 1, 50),
-      maxLimit: int(env, 'TOOL_SEARCH_MAX_LIMIT', DEFAULT_TOOL_SEARCH_MAX_LIMIT, 1, 50),
-      maxQueryChars: int(env, 'TOOL_SEARCH_QUERY_MAX', DEFAULT_TOOL_SEARCH_QUERY_MAX, 16, 4_096),
-    },
+    toolSearch: toolSearch(env),
     ledgerSweep: {
       afterMs: int(env, 'LEDGER_SWEEP_AFTER_MS', DEFAULT_LEDGER_SWEEP_AFTER_MS, 0, 7 * 24 * 3_600_000),
       everyMs: int(env, 'LEDGER_SWEEP_EVERY_MS', DEFAULT_LEDGER_SWEEP_EVERY_MS, 1_000, 24 * 3_600_000),
@@ -504,53 +362,159 @@ export function loadConfig(env: Env = process.env): Config {
       workers: int(env, 'DESCRIPTION_WORKERS', DEFAULT_DESCRIPTION_WORKERS, 1, 8),
       timeoutMs: int(env, 'DESCRIPTION_TIMEOUT_MS', DEFAULT_DESCRIPTION_TIMEOUT_MS, 100, 600_000),
     },
-    limits: {
-      maxBodyBytesStaff: int(
-        env,
-        'MAX_BODY_BYTES_STAFF',
-        DEFAULT_MAX_BODY_BYTES_STAFF,
-        1024,
-        256 * 1024 * 1024,
-      ),
-      maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1024, 256 * 1024 * 1024),
-      maxTokens: int(env, 'GRAPHQL_MAX_TOKENS', DEFAULT_GRAPHQL_MAX_TOKENS, 100, 1_000_000),
-      maxFields: int(env, 'GRAPHQL_MAX_FIELDS', DEFAULT_GRAPHQL_MAX_FIELDS, 10, 100_000),
-      maxDocumentBytes: int(
-        env,
-        'GRAPHQL_MAX_DOCUMENT_BYTES',
-        DEFAULT_GRAPHQL_MAX_DOCUMENT_BYTES,
-        1024,
-        16 * 1024 * 1024,
-      ),
-      maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', DEFAULT_GRAPHQL_MAX_DEPTH, 1, 1_000),
-      maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', DEFAULT_GRAPHQL_MAX_ALIASES, 0, 10_000),
-      maxCost: int(env, 'GRAPHQL_MAX_COST', DEFAULT_GRAPHQL_MAX_COST, 1, 1_000_000_000),
-      subscriptionsPerToken: int(env, 'SUBSCRIPTIONS_PER_TOKEN', DEFAULT_SUBSCRIPTIONS_PER_TOKEN, 1, 10_000),
-      subscriptionsPerSocket: int(
-        env,
-        'SUBSCRIPTIONS_PER_SOCKET',
-        DEFAULT_SUBSCRIPTIONS_PER_SOCKET,
-        1,
-        10_000,
-      ),
-      replayMaxEvents: int(
-        env,
-        'SUBSCRIPTION_REPLAY_MAX_EVENTS',
-        DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS,
-        1,
-        10_000_000,
-      ),
-      wsInitWaitMs: int(env, 'WS_INIT_WAIT_MS', DEFAULT_WS_INIT_WAIT_MS, 100, 60_000),
-      wsUnacceptedMax: int(env, 'WS_UNACCEPTED_MAX', DEFAULT_WS_UNACCEPTED_MAX, 1, 1_000_000),
-    },
-    mcpServer: {
-      maxBodyBytes: int(env, 'MCP_MAX_BODY_BYTES', DEFAULT_MCP_MAX_BODY_BYTES, 1024, 256 * 1024 * 1024),
-      callsPerToken: int(env, 'MCP_CALLS_PER_TOKEN', DEFAULT_MCP_CALLS_PER_TOKEN, 1, 10_000),
-      streamsMax: int(env, 'MCP_STREAMS_MAX', DEFAULT_MCP_STREAMS_MAX, 1, 1_000_000),
-      conversationsMax: int(env, 'MCP_CONVERSATIONS_MAX', DEFAULT_MCP_CONVERSATIONS_MAX, 1, 10_000_000),
-      pageSize: int(env, 'MCP_PAGE_SIZE', DEFAULT_MCP_PAGE_SIZE, 1, 10_000),
-      turnIdleMs: int(env, 'MCP_TURN_IDLE_MS', DEFAULT_MCP_TURN_IDLE_MS, 1_000, 24 * 3_600_000),
-      allowedOrigins: origins(env, 'MCP_ALLOWED_ORIGINS'),
-    },
+    limits: limits(env),
+    mcpServer: mcpServer(env),
+  };
+}
+
+function nodeEnvOf(env: Env): Config['env'] {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
+    throw new ConfigError(`NODE_ENV must be production, development or test, got "${nodeEnv}"`);
+  }
+  return nodeEnv;
+}
+
+function logLevelOf(env: Env): LogLevel {
+  const logLevel = (env.LOG_LEVEL ?? DEFAULT_LOG_LEVEL).toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  return logLevel as LogLevel;
+}
+
+function outboundAllowHosts(env: Env): string[] {
+  const allowHosts = (env.OUTBOUND_ALLOW_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
+  for (const host of allowHosts) {
+    // The outbound rule's own parser, so that what config takes is what calls and saves compare.
+    try {
+      compileUrlPolicy({ allowHosts: [host], allowLoopback: false });
+    } catch {
+      throw new ConfigError(`OUTBOUND_ALLOW_HOSTS has an invalid host "${host}"`);
+    }
+  }
+  return allowHosts;
+}
+
+function metricsAccessOf(env: Env): MetricsAccess {
+  const metrics = (
+    env.METRICS === undefined || env.METRICS === '' ? DEFAULT_METRICS : env.METRICS
+  ).toLowerCase();
+  if (!(METRICS_ACCESS as readonly string[]).includes(metrics)) {
+    throw new ConfigError(`METRICS must be one of ${METRICS_ACCESS.join(', ')}, got "${metrics}"`);
+  }
+  return metrics as MetricsAccess;
+}
+
+/** PUBLIC_URL as given (its trailing slashes are cut by the caller), or localhost on PORT. */
+function publicUrlOf(env: Env, port: number): string {
+  const publicUrl = env.PUBLIC_URL && env.PUBLIC_URL !== '' ? env.PUBLIC_URL : `http://localhost:${port}`;
+  try {
+    const u = new URL(publicUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) address, got "${publicUrl}"`);
+  }
+  return publicUrl;
+}
+
+function databaseUrls(env: Env): Pick<Config, 'databaseUrl' | 'migrationDatabaseUrl' | 'listenDatabaseUrl'> {
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
+  const migrationDatabaseUrl = parseDatabaseUrl(env.MIGRATION_DATABASE_URL, 'MIGRATION_DATABASE_URL');
+  const listenDatabaseUrl = parseDatabaseUrl(env.LISTEN_DATABASE_URL, 'LISTEN_DATABASE_URL');
+  if (listenDatabaseUrl !== null && databaseUrl === null) {
+    throw new ConfigError('LISTEN_DATABASE_URL needs DATABASE_URL (the embedded default listens directly)');
+  }
+  if (migrationDatabaseUrl !== null && databaseUrl === null) {
+    throw new ConfigError(
+      'MIGRATION_DATABASE_URL needs DATABASE_URL (the embedded default already migrates as the owner)',
+    );
+  }
+  return { databaseUrl, migrationDatabaseUrl, listenDatabaseUrl };
+}
+
+function outbound(env: Env, nodeEnv: Config['env'], allowHosts: string[]): Config['outbound'] {
+  return {
+    allowHosts,
+    allowLoopback: bool(env, 'OUTBOUND_ALLOW_LOOPBACK', nodeEnv !== 'production'),
+    timeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', DEFAULT_OUTBOUND_TIMEOUT_MS, 100, 120_000),
+    maxBodyBytes: int(
+      env,
+      'OUTBOUND_MAX_BODY_BYTES',
+      DEFAULT_OUTBOUND_MAX_BODY_BYTES,
+      1024,
+      64 * 1024 * 1024,
+    ),
+  };
+}
+
+function forModelBudgets(env: Env): ForModelBudgets {
+  const max = 16 * 1024 * 1024;
+  return {
+    openai: int(env, 'FOR_MODEL_MAX_CHARS_OPENAI', DEFAULT_FOR_MODEL_BUDGETS.openai, 1024, max),
+    anthropic: int(env, 'FOR_MODEL_MAX_CHARS_ANTHROPIC', DEFAULT_FOR_MODEL_BUDGETS.anthropic, 1024, max),
+    gemini: int(env, 'FOR_MODEL_MAX_CHARS_GEMINI', DEFAULT_FOR_MODEL_BUDGETS.gemini, 1024, max),
+  };
+}
+
+function toolSearch(env: Env): ToolSearchConfig {
+  return {
+    autoTools: env.TOOL_SEARCH_AUTO_TOOLS ? int(env, 'TOOL_SEARCH_AUTO_TOOLS', 0, 1, 100_000) : null,
+    autoBytes: int(env, 'TOOL_SEARCH_AUTO_BYTES', DEFAULT_TOOL_SEARCH_AUTO_BYTES, 1_024, 64 * 1024 * 1024),
+    declare: int(env, 'TOOL_SEARCH_DECLARE', DEFAULT_TOOL_SEARCH_DECLARE, 0, 1_000),
+    defaultLimit: int(env, 'TOOL_SEARCH_LIMIT', DEFAULT_TOOL_SEARCH_LIMIT, 1, 50),
+    maxLimit: int(env, 'TOOL_SEARCH_MAX_LIMIT', DEFAULT_TOOL_SEARCH_MAX_LIMIT, 1, 50),
+    maxQueryChars: int(env, 'TOOL_SEARCH_QUERY_MAX', DEFAULT_TOOL_SEARCH_QUERY_MAX, 16, 4_096),
+  };
+}
+
+function limits(env: Env): Limits {
+  return {
+    maxBodyBytesStaff: int(
+      env,
+      'MAX_BODY_BYTES_STAFF',
+      DEFAULT_MAX_BODY_BYTES_STAFF,
+      1024,
+      256 * 1024 * 1024,
+    ),
+    maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1024, 256 * 1024 * 1024),
+    maxTokens: int(env, 'GRAPHQL_MAX_TOKENS', DEFAULT_GRAPHQL_MAX_TOKENS, 100, 1_000_000),
+    maxFields: int(env, 'GRAPHQL_MAX_FIELDS', DEFAULT_GRAPHQL_MAX_FIELDS, 10, 100_000),
+    maxDocumentBytes: int(
+      env,
+      'GRAPHQL_MAX_DOCUMENT_BYTES',
+      DEFAULT_GRAPHQL_MAX_DOCUMENT_BYTES,
+      1024,
+      16 * 1024 * 1024,
+    ),
+    maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', DEFAULT_GRAPHQL_MAX_DEPTH, 1, 1_000),
+    maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', DEFAULT_GRAPHQL_MAX_ALIASES, 0, 10_000),
+    maxCost: int(env, 'GRAPHQL_MAX_COST', DEFAULT_GRAPHQL_MAX_COST, 1, 1_000_000_000),
+    subscriptionsPerToken: int(env, 'SUBSCRIPTIONS_PER_TOKEN', DEFAULT_SUBSCRIPTIONS_PER_TOKEN, 1, 10_000),
+    subscriptionsPerSocket: int(env, 'SUBSCRIPTIONS_PER_SOCKET', DEFAULT_SUBSCRIPTIONS_PER_SOCKET, 1, 10_000),
+    replayMaxEvents: int(
+      env,
+      'SUBSCRIPTION_REPLAY_MAX_EVENTS',
+      DEFAULT_SUBSCRIPTION_REPLAY_MAX_EVENTS,
+      1,
+      10_000_000,
+    ),
+    wsInitWaitMs: int(env, 'WS_INIT_WAIT_MS', DEFAULT_WS_INIT_WAIT_MS, 100, 60_000),
+    wsUnacceptedMax: int(env, 'WS_UNACCEPTED_MAX', DEFAULT_WS_UNACCEPTED_MAX, 1, 1_000_000),
+  };
+}
+
+function mcpServer(env: Env): McpServerLimits {
+  return {
+    maxBodyBytes: int(env, 'MCP_MAX_BODY_BYTES', DEFAULT_MCP_MAX_BODY_BYTES, 1024, 256 * 1024 * 1024),
+    callsPerToken: int(env, 'MCP_CALLS_PER_TOKEN', DEFAULT_MCP_CALLS_PER_TOKEN, 1, 10_000),
+    streamsMax: int(env, 'MCP_STREAMS_MAX', DEFAULT_MCP_STREAMS_MAX, 1, 1_000_000),
+    conversationsMax: int(env, 'MCP_CONVERSATIONS_MAX', DEFAULT_MCP_CONVERSATIONS_MAX, 1, 10_000_000),
+    pageSize: int(env, 'MCP_PAGE_SIZE', DEFAULT_MCP_PAGE_SIZE, 1, 10_000),
+    turnIdleMs: int(env, 'MCP_TURN_IDLE_MS', DEFAULT_MCP_TURN_IDLE_MS, 1_000, 24 * 3_600_000),
+    allowedOrigins: origins(env, 'MCP_ALLOWED_ORIGINS'),
   };
 }

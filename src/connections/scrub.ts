@@ -107,6 +107,33 @@ function filterSize(grams: number): number {
 }
 
 export function makeScrubber(secrets: readonly (string | null | undefined)[]): Scrubber {
+  const { grams, wholes } = secretGrams(secrets);
+  const active = grams.size > 0 || wholes.length > 0;
+  // Nothing to scrub (a connection without a credential): the one shared inactive scrubber.
+  if (!active) return NO_SECRETS;
+  // A first, cheap look at the low bits of the hash before the map.
+  const mask = filterSize(grams.size) - 1;
+  const filter = new Uint8Array(mask + 1);
+  for (const h of grams.keys()) filter[h & mask] = 1;
+  const index: SecretIndex = { grams, wholes, filter, mask };
+
+  const text = (input: string): string => {
+    const found = secretRuns(index, input);
+    return found.length === 0 ? input : redactRuns(input, found);
+  };
+  return {
+    active,
+    text,
+    hits: (input) => secretRuns(index, input).length > 0,
+    json: <T>(value: T): T => scrubJson(value, text) as T,
+  };
+}
+
+/** Every secret's forms, as FRAGMENT-long grams by rolling hash, and as wholes when shorter. */
+function secretGrams(secrets: readonly (string | null | undefined)[]): {
+  grams: Map<number, string[]>;
+  wholes: string[];
+} {
   const grams = new Map<number, string[]>();
   const wholes: string[] = [];
   for (const secret of secrets) {
@@ -125,99 +152,95 @@ export function makeScrubber(secrets: readonly (string | null | undefined)[]): S
       }
     }
   }
-  const active = grams.size > 0 || wholes.length > 0;
-  // Nothing to scrub (a connection without a credential): the one shared inactive scrubber.
-  if (!active) return NO_SECRETS;
-  // A first, cheap look at the low bits of the hash before the map.
-  const mask = filterSize(grams.size) - 1;
-  const filter = new Uint8Array(mask + 1);
-  for (const h of grams.keys()) filter[h & mask] = 1;
+  return { grams, wholes };
+}
 
-  /** Sorted, merged [start, end) runs of secret text. */
-  function runs(text: string): [number, number][] {
-    const marks: [number, number][] = [];
-    if (grams.size > 0 && text.length >= FRAGMENT) {
-      let h = hashAt(text, 0);
-      for (let i = 0; ; i++) {
-        const list = filter[h & mask] === 1 ? grams.get(h) : undefined;
-        if (list && list.some((g) => text.startsWith(g, i))) {
-          const last = marks[marks.length - 1];
-          if (last && last[1] >= i) last[1] = i + FRAGMENT;
-          else marks.push([i, i + FRAGMENT]);
-        }
-        if (i + FRAGMENT >= text.length) break;
-        h = (Math.imul(h - Math.imul(text.charCodeAt(i), TOP), BASE) + text.charCodeAt(i + FRAGMENT)) | 0;
+/** The grams by hash, with a bit filter on the hash's low bits, and the short secrets. */
+interface SecretIndex {
+  grams: Map<number, string[]>;
+  wholes: string[];
+  filter: Uint8Array;
+  mask: number;
+}
+
+/** Sorted, merged [start, end) runs of secret text. */
+function secretRuns({ grams, wholes, filter, mask }: SecretIndex, text: string): [number, number][] {
+  const marks: [number, number][] = [];
+  if (grams.size > 0 && text.length >= FRAGMENT) {
+    let h = hashAt(text, 0);
+    for (let i = 0; ; i++) {
+      const list = filter[h & mask] === 1 ? grams.get(h) : undefined;
+      if (list && list.some((g) => text.startsWith(g, i))) {
+        const last = marks[marks.length - 1];
+        if (last && last[1] >= i) last[1] = i + FRAGMENT;
+        else marks.push([i, i + FRAGMENT]);
       }
+      if (i + FRAGMENT >= text.length) break;
+      h = (Math.imul(h - Math.imul(text.charCodeAt(i), TOP), BASE) + text.charCodeAt(i + FRAGMENT)) | 0;
     }
-    for (const whole of wholes) {
-      for (let at = text.indexOf(whole); at !== -1; at = text.indexOf(whole, at + 1)) {
-        marks.push([at, at + whole.length]);
+  }
+  for (const whole of wholes) {
+    for (let at = text.indexOf(whole); at !== -1; at = text.indexOf(whole, at + 1)) {
+      marks.push([at, at + whole.length]);
+    }
+  }
+  if (marks.length === 0) return marks;
+  if (wholes.length > 0) marks.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const [s0, e0] of marks) {
+    let s = s0;
+    let e = e0;
+    // Never split a surrogate pair: half of one is not valid text (PostgreSQL refuses it).
+    if (s > 0 && isLow(text.charCodeAt(s)) && isHigh(text.charCodeAt(s - 1))) s--;
+    if (e < text.length && isLow(text.charCodeAt(e)) && isHigh(text.charCodeAt(e - 1))) e++;
+    const last = merged[merged.length - 1];
+    if (last && last[1] >= s) last[1] = Math.max(last[1], e);
+    else merged.push([s, e]);
+  }
+  return merged;
+}
+
+function redactRuns(input: string, found: readonly [number, number][]): string {
+  let out = '';
+  let at = 0;
+  for (const [s, e] of found) {
+    out += input.slice(at, s) + REDACTED;
+    at = e;
+  }
+  return out + input.slice(at);
+}
+
+/**
+ * `value` with `text` applied to every string and key (a key made equal to another is numbered);
+ * unchanged parts, and `value` itself when nothing changed, are the same objects.
+ */
+function scrubJson(value: unknown, text: (input: string) => string): unknown {
+  if (typeof value === 'string') return text(value);
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((item) => {
+      const next = scrubJson(item, text);
+      if (next !== item) changed = true;
+      return next;
+    });
+    return changed ? out : value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      let name = text(key);
+      if (name !== key) {
+        changed = true;
+        name = firstFree(name, (taken) => Object.hasOwn(out, taken) || Object.hasOwn(value, taken));
       }
+      const next = scrubJson(item, text);
+      if (next !== item) changed = true;
+      out[name] = next;
     }
-    if (marks.length === 0) return marks;
-    if (wholes.length > 0) marks.sort((a, b) => a[0] - b[0]);
-    const merged: [number, number][] = [];
-    for (const [s0, e0] of marks) {
-      let s = s0;
-      let e = e0;
-      // Never split a surrogate pair: half of one is not valid text (PostgreSQL refuses it).
-      if (s > 0 && isLow(text.charCodeAt(s)) && isHigh(text.charCodeAt(s - 1))) s--;
-      if (e < text.length && isLow(text.charCodeAt(e)) && isHigh(text.charCodeAt(e - 1))) e++;
-      const last = merged[merged.length - 1];
-      if (last && last[1] >= s) last[1] = Math.max(last[1], e);
-      else merged.push([s, e]);
-    }
-    return merged;
+    return changed ? out : value;
   }
-
-  function text(input: string): string {
-    if (!active) return input;
-    const found = runs(input);
-    if (found.length === 0) return input;
-    let out = '';
-    let at = 0;
-    for (const [s, e] of found) {
-      out += input.slice(at, s) + REDACTED;
-      at = e;
-    }
-    return out + input.slice(at);
-  }
-
-  function json(value: unknown): unknown {
-    if (typeof value === 'string') return text(value);
-    if (Array.isArray(value)) {
-      let changed = false;
-      const out = value.map((item) => {
-        const next = json(item);
-        if (next !== item) changed = true;
-        return next;
-      });
-      return changed ? out : value;
-    }
-    if (typeof value === 'object' && value !== null) {
-      let changed = false;
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
-        let name = text(key);
-        if (name !== key) {
-          changed = true;
-          name = firstFree(name, (taken) => Object.hasOwn(out, taken) || Object.hasOwn(value, taken));
-        }
-        const next = json(item);
-        if (next !== item) changed = true;
-        out[name] = next;
-      }
-      return changed ? out : value;
-    }
-    return value;
-  }
-
-  return {
-    active,
-    text,
-    hits: (input) => active && runs(input).length > 0,
-    json: <T>(value: T): T => (active ? (json(value) as T) : value),
-  };
+  return value;
 }
 
 function isHigh(code: number): boolean {

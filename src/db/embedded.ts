@@ -15,14 +15,26 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, chmod, chown, cp, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import {
+  EmbeddedPostgresError,
+  OWNER_FILE,
+  anyFreePort,
+  ownerIsAlive,
+  portIsFree,
+  removeStaleLock,
+  run,
+  runningPostmaster,
+  stopOrphan,
+  waitUntilReady,
+} from './embedded-process.js';
 import { EMBEDDED_SERVICE_ROLE, ensureLoginRole, generatePassword } from './roles.js';
 
+export { EmbeddedPostgresError } from './embedded-process.js';
+
 export const DEFAULT_EMBEDDED_PORT = 54_329;
-const DEFAULT_START_TIMEOUT_MS = 60_000; // initdb + start on a cold, busy machine
 const DATABASE_NAME = 'connected_tools';
 
 interface EmbeddedState {
@@ -64,14 +76,6 @@ export interface SuperviseOptions {
 /** The default supervision: 6 attempts, 0.5 s to 16 s apart (about 30 s in all). */
 export const DEFAULT_RESTART_ATTEMPTS = 6;
 export const DEFAULT_RESTART_DELAY_MS = 500;
-
-/** The process that started (and owns) the cluster, kept in DATA_DIR so a later start can tell an orphan. */
-const OWNER_FILE = 'embedded-owner.json';
-const ORPHAN_STOP_TIMEOUT_MS = 30_000;
-
-export class EmbeddedPostgresError extends Error {
-  override readonly name = 'EmbeddedPostgresError';
-}
 
 /**
  * Where, as root, the binaries' copy and (when the postgres user cannot enter DATA_DIR) the data
@@ -164,43 +168,12 @@ async function usableBinaries(ids: { uid: number; gid: number } | null): Promise
   return target;
 }
 
-async function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolvePort) => {
-    const server = createServer();
-    server.once('error', () => resolvePort(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)));
-  });
-}
+type RunAs = { uid: number; gid: number } | null;
 
-async function anyFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-function run(cmd: string, args: string[], ids: { uid: number; gid: number } | null): Promise<void> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, {
-      ...(ids ?? {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LC_ALL: 'C' },
-    });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.once('error', (err) => reject(new EmbeddedPostgresError(`${cmd} could not start: ${err.message}`)));
-    child.once('close', (code) =>
-      code === 0
-        ? resolveRun()
-        : reject(new EmbeddedPostgresError(`${cmd} failed (exit ${code}): ${output.trim().slice(-2000)}`)),
-    );
-  });
+interface ClusterUrls {
+  url: string;
+  serviceUrl: string;
+  adminUrl: string;
 }
 
 /**
@@ -214,6 +187,37 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedPostgres> {
   const ids = runAsIds();
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const { statePath, state } = await loadState(dataDir, ids);
+  const { pgdata } = state;
+  const urls = (port: number): ClusterUrls => clusterUrls(state, port);
+  const bin = await usableBinaries(ids);
+  if (!(await exists(join(pgdata, 'PG_VERSION')))) await initCluster(bin, dataDir, state, ids, log);
+
+  const shared = await shareOrClearRunning(dataDir, state, urls, log);
+  if (shared !== null) return shared;
+
+  if (!(await portIsFree(state.port))) state.port = await anyFreePort();
+  await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
+
+  const launch = (): Promise<ChildProcess> => launchPostmaster(bin, dataDir, state, ids);
+  const child = await launch();
+  const { url, serviceUrl, adminUrl } = urls(state.port);
+  try {
+    await ensureDatabase(adminUrl);
+    await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
+  } catch (err) {
+    child.kill('SIGINT');
+    throw err;
+  }
+  log(`embedded PostgreSQL listening on 127.0.0.1:${state.port}`);
+  return { url, serviceUrl, ...superviseCluster(child, launch, { dataDir, pgdata, supervise }) };
+}
+
+/**
+ * The state recorded in DATA_DIR (port, passwords, where the data lives), or a new one. As root, a
+ * first start under a folder the postgres user cannot enter keeps the data in a reachable place.
+ */
+async function loadState(dataDir: string, ids: RunAs): Promise<{ statePath: string; state: SavedState }> {
   const statePath = join(dataDir, 'embedded-postgres.json');
   const saved = (await exists(statePath))
     ? (JSON.parse(await readFile(statePath, 'utf8')) as SavedState)
@@ -235,98 +239,124 @@ export async function startEmbeddedPostgres(
     servicePassword: saved?.servicePassword ?? generatePassword(),
     pgdata,
   };
-  const urls = (port: number): { url: string; serviceUrl: string; adminUrl: string } => ({
+  if (saved !== null && saved.servicePassword === undefined)
+    await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
+  return { statePath, state };
+}
+
+function clusterUrls(state: SavedState, port: number): ClusterUrls {
+  return {
     url: `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${DATABASE_NAME}`,
     serviceUrl: `postgres://${EMBEDDED_SERVICE_ROLE}:${encodeURIComponent(state.servicePassword!)}@127.0.0.1:${port}/${DATABASE_NAME}`,
     adminUrl: `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/postgres`,
-  });
-  if (saved !== null && saved.servicePassword === undefined)
-    await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
-  const bin = await usableBinaries(ids);
-
-  if (!(await exists(join(pgdata, 'PG_VERSION')))) {
-    log(`initialising embedded PostgreSQL in ${pgdata}`);
-    await rm(pgdata, { recursive: true, force: true });
-    await mkdir(dirname(pgdata), { recursive: true, mode: 0o755 });
-    if (ids !== null && !reachable(dirname(pgdata), ids)) {
-      throw new EmbeddedPostgresError(
-        `the postgres user cannot enter ${dirname(pgdata)}; set DATA_DIR to a folder it can reach`,
-      );
-    }
-    await mkdir(pgdata, { mode: 0o700 });
-    if (ids !== null) await chown(pgdata, ids.uid, ids.gid);
-    const pwfile = join(ids === null ? dataDir : tmpdir(), `pg-pw-${randomBytes(6).toString('hex')}`);
-    await writeFile(pwfile, `${state.password}\n`, { mode: 0o600 });
-    if (ids !== null) await chown(pwfile, ids.uid, ids.gid);
-    try {
-      await run(
-        join(bin, 'bin', 'initdb'),
-        [
-          `--pgdata=${pgdata}`,
-          '--auth=scram-sha-256',
-          '--username=postgres',
-          `--pwfile=${pwfile}`,
-          '--encoding=UTF8',
-          '--locale=C',
-        ],
-        ids,
-      );
-    } finally {
-      await rm(pwfile, { force: true });
-    }
-  }
-
-  // Another process of ours (the server, while `npm run token` runs) may already run this cluster:
-  // share it rather than fail on its lock file, and leave stopping it to its owner. A cluster whose
-  // owner is gone (a service killed with SIGKILL) is an orphan: stop it, then start our own.
-  const running = await runningPostmaster(pgdata);
-  if (running !== null) {
-    if (await ownerIsAlive(dataDir, running.pid)) {
-      const { url, serviceUrl, adminUrl } = urls(running.port);
-      await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
-      log(`embedded PostgreSQL already running on 127.0.0.1:${running.port}; sharing it`);
-      return { url, serviceUrl, state: () => 'shared', stop: async () => undefined };
-    }
-    log(`stopping the embedded PostgreSQL (pid ${running.pid}) left running by a stopped service`);
-    await stopOrphan(running.pid);
-  } else {
-    await removeStaleLock(pgdata);
-  }
-
-  if (!(await portIsFree(state.port))) state.port = await anyFreePort();
-  await writeFile(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
-
-  const launch = async (): Promise<ChildProcess> => {
-    const started = spawn(
-      join(bin, 'bin', 'postgres'),
-      [
-        '-D',
-        pgdata,
-        '-p',
-        String(state.port),
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'unix_socket_directories=',
-      ],
-      { ...(ids ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
-    );
-    await waitUntilReady(started);
-    await writeFile(join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid }), { mode: 0o600 });
-    return started;
   };
-  let child = await launch();
+}
 
-  const { url, serviceUrl, adminUrl } = urls(state.port);
-  try {
-    await ensureDatabase(adminUrl);
-    await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
-  } catch (err) {
-    child.kill('SIGINT');
-    throw err;
+/** `initdb` of a new cluster in `state.pgdata`, owned by the postgres user when we are root. */
+async function initCluster(
+  bin: string,
+  dataDir: string,
+  state: SavedState,
+  ids: RunAs,
+  log: (msg: string) => void,
+): Promise<void> {
+  const { pgdata } = state;
+  log(`initialising embedded PostgreSQL in ${pgdata}`);
+  await rm(pgdata, { recursive: true, force: true });
+  await mkdir(dirname(pgdata), { recursive: true, mode: 0o755 });
+  if (ids !== null && !reachable(dirname(pgdata), ids)) {
+    throw new EmbeddedPostgresError(
+      `the postgres user cannot enter ${dirname(pgdata)}; set DATA_DIR to a folder it can reach`,
+    );
   }
-  log(`embedded PostgreSQL listening on 127.0.0.1:${state.port}`);
+  await mkdir(pgdata, { mode: 0o700 });
+  if (ids !== null) await chown(pgdata, ids.uid, ids.gid);
+  const pwfile = join(ids === null ? dataDir : tmpdir(), `pg-pw-${randomBytes(6).toString('hex')}`);
+  await writeFile(pwfile, `${state.password}\n`, { mode: 0o600 });
+  if (ids !== null) await chown(pwfile, ids.uid, ids.gid);
+  try {
+    await run(
+      join(bin, 'bin', 'initdb'),
+      [
+        `--pgdata=${pgdata}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      ids,
+    );
+  } finally {
+    await rm(pwfile, { force: true });
+  }
+}
 
+/**
+ * Another process of ours (the server, while `npm run token` runs) may already run this cluster:
+ * share it rather than fail on its lock file, and leave stopping it to its owner (the shared
+ * handle is returned). A cluster whose owner is gone (a service killed with SIGKILL) is an orphan:
+ * stop it, so that we start our own (null).
+ */
+async function shareOrClearRunning(
+  dataDir: string,
+  state: SavedState,
+  urls: (port: number) => ClusterUrls,
+  log: (msg: string) => void,
+): Promise<EmbeddedPostgres | null> {
+  const running = await runningPostmaster(state.pgdata);
+  if (running === null) {
+    await removeStaleLock(state.pgdata);
+    return null;
+  }
+  if (await ownerIsAlive(dataDir, running.pid)) {
+    const { url, serviceUrl, adminUrl } = urls(running.port);
+    await ensureLoginRole(adminUrl, EMBEDDED_SERVICE_ROLE, state.servicePassword!);
+    log(`embedded PostgreSQL already running on 127.0.0.1:${running.port}; sharing it`);
+    return { url, serviceUrl, state: () => 'shared', stop: async () => undefined };
+  }
+  log(`stopping the embedded PostgreSQL (pid ${running.pid}) left running by a stopped service`);
+  await stopOrphan(running.pid);
+  return null;
+}
+
+/** Starts the postmaster on `state.port`, waits until it accepts connections, and records us as its owner. */
+async function launchPostmaster(
+  bin: string,
+  dataDir: string,
+  state: SavedState,
+  ids: RunAs,
+): Promise<ChildProcess> {
+  const started = spawn(
+    join(bin, 'bin', 'postgres'),
+    [
+      '-D',
+      state.pgdata,
+      '-p',
+      String(state.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+    ],
+    { ...(ids ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+  );
+  await waitUntilReady(started);
+  await writeFile(join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid }), { mode: 0o600 });
+  return started;
+}
+
+/**
+ * The running cluster's `state()` and `stop()`. Supervised (`supervise` not null), a postmaster
+ * that dies is launched again, up to `restartAttempts` times after doubling delays; when every
+ * attempt failed, `onFatal` is told.
+ */
+function superviseCluster(
+  first: ChildProcess,
+  launch: () => Promise<ChildProcess>,
+  { dataDir, pgdata, supervise }: { dataDir: string; pgdata: string; supervise: SuperviseOptions | null },
+): Pick<EmbeddedPostgres, 'state' | 'stop'> {
+  let child = first;
   let status: EmbeddedState['status'] = 'running';
   let stopping = false;
   const watch = (c: ChildProcess): void => {
@@ -373,8 +403,6 @@ export async function startEmbeddedPostgres(
 
   let stopped: Promise<void> | null = null;
   return {
-    url,
-    serviceUrl,
     state: () => status,
     stop: () => {
       stopping = true;
@@ -390,145 +418,6 @@ export async function startEmbeddedPostgres(
       return stopped;
     },
   };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, but another user's (the postgres user, when we are not root).
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The parent pid of `pid` (Linux), or null where /proc cannot tell. */
-async function parentPid(pid: number): Promise<number | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses; the last ')' ends it.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return Number.isInteger(ppid) ? ppid : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Whether the process that started the running postmaster `pid` still lives: its pid is recorded
- * in DATA_DIR, and (where /proc tells) it is the postmaster's parent. Otherwise the cluster is an
- * orphan, left by a service that was killed.
- */
-async function ownerIsAlive(dataDir: string, pid: number): Promise<boolean> {
-  let owner: number;
-  try {
-    owner = (JSON.parse(await readFile(join(dataDir, OWNER_FILE), 'utf8')) as { pid: number }).pid;
-  } catch {
-    return false;
-  }
-  if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || !alive(owner)) return false;
-  const parent = await parentPid(pid);
-  return parent === null || parent === owner;
-}
-
-/** Stops an orphaned postmaster: a fast shutdown, then an immediate one if it lingers. */
-async function stopOrphan(pid: number): Promise<void> {
-  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
-  try {
-    process.kill(pid, 'SIGINT');
-  } catch (err) {
-    throw new EmbeddedPostgresError(
-      `an embedded PostgreSQL (pid ${pid}) left by a stopped service is running and could not be stopped: ${(err as Error).message}`,
-    );
-  }
-  while (alive(pid)) {
-    if (Date.now() > deadline) {
-      try {
-        process.kill(pid, 'SIGQUIT');
-      } catch {
-        // gone meanwhile
-      }
-      if (Date.now() > deadline + 5_000)
-        throw new EmbeddedPostgresError(`the embedded PostgreSQL left running (pid ${pid}) did not stop`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/**
- * A postmaster.pid whose pid now belongs to another program (after a reboot) would make postgres
- * refuse to start: remove it. A live postmaster, or a dead one, is left to postgres.
- */
-async function removeStaleLock(pgdata: string): Promise<void> {
-  const lock = join(pgdata, 'postmaster.pid');
-  let pid: number;
-  try {
-    pid = Number((await readFile(lock, 'utf8')).split('\n')[0]);
-  } catch {
-    return;
-  }
-  // A dead pid is postgres's own business: it then checks the old shared memory (whose key is in
-  // this file) for backends still running, so the file must stay.
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
-  let cmdline = '';
-  try {
-    cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return; // cannot tell: let postgres decide
-  }
-  if (!cmdline.includes('postgres')) await rm(lock, { force: true });
-}
-
-/** The pid and port of a live, listening postmaster on `pgdata` (from its postmaster.pid), or null. */
-async function runningPostmaster(pgdata: string): Promise<{ pid: number; port: number } | null> {
-  let lines: string[];
-  try {
-    lines = (await readFile(join(pgdata, 'postmaster.pid'), 'utf8')).split('\n');
-  } catch {
-    return null;
-  }
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
-  if (lines[1] !== undefined && lines[1] !== pgdata) return null;
-  if (!alive(pid)) return null;
-  return (await portIsFree(port)) ? null : { pid, port };
-}
-
-function waitUntilReady(child: ChildProcess): Promise<void> {
-  return new Promise((resolveReady, reject) => {
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new EmbeddedPostgresError(
-          `PostgreSQL did not start within ${DEFAULT_START_TIMEOUT_MS} ms: ${stderr.slice(-2000)}`,
-        ),
-      );
-    }, DEFAULT_START_TIMEOUT_MS);
-    const onData = (chunk: Buffer): void => {
-      stderr = (stderr + chunk.toString()).slice(-8000);
-      if (stderr.includes('database system is ready to accept connections')) {
-        clearTimeout(timer);
-        child.stderr?.off('data', onData);
-        child.stderr?.resume();
-        resolveReady();
-      }
-    };
-    child.stderr?.on('data', onData);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(new EmbeddedPostgresError(`PostgreSQL could not start: ${err.message}`));
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(
-        new EmbeddedPostgresError(
-          `PostgreSQL exited early (code ${code ?? 'null'}, signal ${signal ?? 'null'}): ${stderr.trim().slice(-2000)}`,
-        ),
-      );
-    });
-  });
 }
 
 async function ensureDatabase(adminUrl: string): Promise<void> {

@@ -66,10 +66,9 @@ export interface PlanTarget {
 export async function writePlan(
   tx: EntityManager,
   plan: ReconcilePlan,
-  { workspaceId, connectionId, runRef, now, scrubber, principal, openRows }: PlanTarget,
+  target: PlanTarget,
 ): Promise<{ changed: string[]; changeRows: OperationChangeRow[] }> {
-  const changed: string[] = [];
-
+  const { now } = target;
   // Removed first, so that nothing new can collide with a row that is going.
   await deleteOperations(
     tx,
@@ -93,42 +92,66 @@ export async function writePlan(
     operationName: gone.name,
     entries: [],
   }));
-  for (const update of updates) {
-    // Scrubbed again with today's secrets: the stored side was scrubbed with those of its day.
-    const entries = scrubber.json(diffOperation(update.before, update.after));
-    changeRows.push({
-      operationId: update.id,
-      kind: update.disable ? OperationChangeKind.HELD : OperationChangeKind.UPDATED,
-      operationKey: update.before.key,
-      operationName: update.before.name,
-      entries,
-    });
-    for (const reason of update.resolved) {
-      for (const r of openRows.get(update.id) ?? []) {
-        if (r.code !== reason.code || r.detail !== reason.detail) continue;
-        r.resolvedAt = now;
-        r.resolvedBy = principal.label;
-      }
+  const changed = updates.map((update) => {
+    changeRows.push(reviewUpdate(tx, update, target));
+    return update.id;
+  });
+  const added = await addOperations(tx, plan.add, target);
+  changed.push(...added.changed);
+  changeRows.push(...added.changeRows);
+  return { changed, changeRows };
+}
+
+/**
+ * One updated operation's change row and review: the reasons it resolves are closed, those still
+ * open get this refresh composed onto their diff, and new ones are opened with it.
+ */
+function reviewUpdate(
+  tx: EntityManager,
+  update: ReconcilePlan['update'][number],
+  { runRef, now, scrubber, principal, openRows }: PlanTarget,
+): OperationChangeRow {
+  // Scrubbed again with today's secrets: the stored side was scrubbed with those of its day.
+  const entries = scrubber.json(diffOperation(update.before, update.after));
+  for (const reason of update.resolved) {
+    for (const r of openRows.get(update.id) ?? []) {
+      if (r.code !== reason.code || r.detail !== reason.detail) continue;
+      r.resolvedAt = now;
+      r.resolvedBy = principal.label;
     }
-    // The review's diff runs from the operation as it was before the review opened to now:
-    // every reason still open, and every new one, holds this refresh composed onto it.
-    const stillOpen = (openRows.get(update.id) ?? []).filter((r) => r.resolvedAt === null);
-    const reviewDiff = composeDiffs(stillOpen.at(-1)?.diff ?? [], entries);
-    if (entries.length > 0) for (const r of stillOpen) r.diff = reviewDiff;
-    for (const reason of update.newReasons) {
-      tx.persist(
-        new ReviewReason(
-          tx.getReference(Operation, update.id, { wrapped: true }),
-          reason.code,
-          reason.detail,
-          runRef,
-          reviewDiff,
-        ),
-      );
-    }
-    changed.push(update.id);
   }
-  const added = plan.add.map((add) => ({
+  // The review's diff runs from the operation as it was before the review opened to now:
+  // every reason still open, and every new one, holds this refresh composed onto it.
+  const stillOpen = (openRows.get(update.id) ?? []).filter((r) => r.resolvedAt === null);
+  const reviewDiff = composeDiffs(stillOpen.at(-1)?.diff ?? [], entries);
+  if (entries.length > 0) for (const r of stillOpen) r.diff = reviewDiff;
+  for (const reason of update.newReasons) {
+    tx.persist(
+      new ReviewReason(
+        tx.getReference(Operation, update.id, { wrapped: true }),
+        reason.code,
+        reason.detail,
+        runRef,
+        reviewDiff,
+      ),
+    );
+  }
+  return {
+    operationId: update.id,
+    kind: update.disable ? OperationChangeKind.HELD : OperationChangeKind.UPDATED,
+    operationKey: update.before.key,
+    operationName: update.before.name,
+    entries,
+  };
+}
+
+/** The added operations as new rows, each with its change row and its review reasons, if any. */
+async function addOperations(
+  tx: EntityManager,
+  adds: ReconcilePlan['add'],
+  { workspaceId, connectionId, runRef, now }: PlanTarget,
+): Promise<{ changed: string[]; changeRows: OperationChangeRow[] }> {
+  const added = adds.map((add) => ({
     id: uuidv7(),
     key: add.key,
     name: add.op.name,
@@ -145,15 +168,7 @@ export async function writePlan(
     needsReview: add.reasons.length > 0,
   }));
   await insertOperations(tx, { workspaceId, connectionId }, added, now);
-  changed.push(...added.map((a) => a.id));
-  plan.add.forEach((add, i) => {
-    changeRows.push({
-      operationId: added[i]!.id,
-      kind: add.reasons.length > 0 ? OperationChangeKind.HELD : OperationChangeKind.ADDED,
-      operationKey: add.key,
-      operationName: add.op.name,
-      entries: [],
-    });
+  const changeRows = adds.map((add, i): OperationChangeRow => {
     for (const reason of add.reasons) {
       tx.persist(
         new ReviewReason(
@@ -164,8 +179,15 @@ export async function writePlan(
         ),
       );
     }
+    return {
+      operationId: added[i]!.id,
+      kind: add.reasons.length > 0 ? OperationChangeKind.HELD : OperationChangeKind.ADDED,
+      operationKey: add.key,
+      operationName: add.op.name,
+      entries: [],
+    };
   });
-  return { changed, changeRows };
+  return { changed: added.map((a) => a.id), changeRows };
 }
 
 /** The connection READY and the run SUCCEEDED, with what the listing and the plan said. */

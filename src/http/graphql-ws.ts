@@ -158,46 +158,16 @@ export function serveGraphqlWs(
     Record<string, unknown>,
     { principal: Context['principal']; token: string }
   >(
-    {
-      schema,
-      connectionInitWaitTimeout: limits.wsInitWaitMs,
-      onConnect: async (ctx) => {
-        const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers.authorization);
-        const principal = await services.auth.authenticate(services.orm.em.getConnection(), token);
-        // An MCP client's token lists and calls one assistant's tools through /mcp, nothing else.
-        if (!principal || !token || principal.role === Role.MCP_CLIENT) return false; // closes with 4403 Forbidden
-        ctx.extra.principal = principal;
-        ctx.extra.token = token;
-        tokens.add(ctx.extra.socket, token, principal.tokenId);
-        acceptedRole.set(ctx.extra.socket, principal.role);
-        adapter.accept(ctx.extra.socket);
-        socketLog.accepted(ctx.extra.socket, ctx.extra.request, principal);
-        return true;
-      },
-      onClose: (ctx, code) => {
-        socketLog.closed(ctx.extra.socket, code ?? 1005);
-        tokens.delete(ctx.extra.socket);
-        quota.releaseSocket(ctx.extra.socket);
-      },
-      onComplete: (ctx, id) => {
-        socketLog.stopped(ctx.extra.socket, id, 'complete');
-        quota.release(ctx.extra.socket, id);
-      },
-      onSubscribe: subscribeChecks(services, schema, { rules, documents, quota, socketLog }),
-      // Apollo's formatError does not reach graphql-ws either: mask here the same way.
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: mask(result.errors) } : result,
-      onError: (ctx, id, _payload, errors) => {
-        const masked = mask(errors);
-        socketLog.stopped(
-          ctx.extra.socket,
-          id,
-          'error',
-          masked.map((e) => e.extensions?.code),
-        );
-        return masked;
-      },
-    },
+    socketEvents(services, schema, {
+      rules,
+      documents,
+      quota,
+      socketLog,
+      tokens,
+      acceptedRole,
+      mask,
+      accept: (socket) => adapter.accept(socket),
+    }),
     wsServer,
     {
       // Nothing of an unaccepted socket is parsed past a small cap; then its role's cap (docs/limits.md).
@@ -220,6 +190,69 @@ export function serveGraphqlWs(
       stopRevocations();
       await adapter.dispose();
       await new Promise<void>((r) => wsServer.close(() => r()));
+    },
+  };
+}
+
+/** What the hooks share with the server that owns the sockets. */
+interface SocketEventDeps {
+  rules: readonly ValidationRule[];
+  documents: BoundedDocuments;
+  quota: SubscriptionQuota<object>;
+  socketLog: SocketLog;
+  tokens: SocketTokens;
+  /** The role of each socket whose connection_init was accepted: its messages get that role's cap. */
+  acceptedRole: WeakMap<WebSocket, Role>;
+  mask: (errors: readonly GraphQLError[]) => GraphQLFormattedError[];
+  /** Tells the adapter that a socket's connection_init was accepted. */
+  accept: (socket: WebSocket) => void;
+}
+
+/**
+ * graphql-ws's hooks for our sockets: `connection_init` accepted for a valid token (never an MCP
+ * client's), each subscription checked, errors masked as Apollo masks them, and every socket and
+ * subscription logged, counted against its quota and its token watched for revocation.
+ */
+function socketEvents(services: Services, schema: GraphQLSchema, deps: SocketEventDeps): WsServerOptions {
+  const { rules, documents, quota, socketLog, tokens, acceptedRole, mask, accept } = deps;
+  return {
+    schema,
+    connectionInitWaitTimeout: services.config.limits.wsInitWaitMs,
+    onConnect: async (ctx) => {
+      const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers.authorization);
+      const principal = await services.auth.authenticate(services.orm.em.getConnection(), token);
+      // An MCP client's token lists and calls one assistant's tools through /mcp, nothing else.
+      if (!principal || !token || principal.role === Role.MCP_CLIENT) return false; // closes with 4403 Forbidden
+      ctx.extra.principal = principal;
+      ctx.extra.token = token;
+      tokens.add(ctx.extra.socket, token, principal.tokenId);
+      acceptedRole.set(ctx.extra.socket, principal.role);
+      accept(ctx.extra.socket);
+      socketLog.accepted(ctx.extra.socket, ctx.extra.request, principal);
+      return true;
+    },
+    onClose: (ctx, code) => {
+      socketLog.closed(ctx.extra.socket, code ?? 1005);
+      tokens.delete(ctx.extra.socket);
+      quota.releaseSocket(ctx.extra.socket);
+    },
+    onComplete: (ctx, id) => {
+      socketLog.stopped(ctx.extra.socket, id, 'complete');
+      quota.release(ctx.extra.socket, id);
+    },
+    onSubscribe: subscribeChecks(services, schema, { rules, documents, quota, socketLog }),
+    // Apollo's formatError does not reach graphql-ws either: mask here the same way.
+    onNext: (_ctx, _id, _payload, _args, result) =>
+      result.errors ? { ...result, errors: mask(result.errors) } : result,
+    onError: (ctx, id, _payload, errors) => {
+      const masked = mask(errors);
+      socketLog.stopped(
+        ctx.extra.socket,
+        id,
+        'error',
+        masked.map((e) => e.extensions?.code),
+      );
+      return masked;
     },
   };
 }

@@ -57,8 +57,7 @@ export async function startHttpServer(
     prefixRoutes?: [prefix: string, handler: PrefixRouteHandler][];
   },
 ): Promise<HttpServer> {
-  const { logger, metrics } = services;
-  const requestLog = requestLineLogger(logger);
+  const requestLog = requestLineLogger(services.logger);
   const httpServer = createServer();
   // The port is bound first, before the WebSocketServer is attached: it would re-emit a listen
   // failure as graphql-ws's "Internal error" stack instead of the one line of listenError.
@@ -86,12 +85,45 @@ export async function startHttpServer(
   // The probes first: no route of app.ts can shadow them.
   const routes = { ...options.routes, ...healthRoutes(services, () => draining) };
 
-  async function handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    record: RequestLogRecord,
-  ): Promise<void> {
+  const handle = router(routes, options, graphql);
+  onRequest = withRequestLog(services, requestLog, handle);
+
+  const address = httpServer.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const base = `http://${host}:${address.port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    server: httpServer,
+    url: `${base}${GRAPHQL_PATH}`,
+    wsUrl: `ws://${host}:${address.port}${GRAPHQL_PATH}`,
+    stats: () => ws.stats(),
+    close: () => {
+      closing ??= (async () => {
+        draining = true;
+        await ws.close();
+        // Apollo's drain plugin stops accepting, lets in-flight requests finish, then closes.
+        await apollo.stop();
+      })();
+      return closing;
+    },
+  };
+}
+
+type Handle = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  record: RequestLogRecord,
+) => Promise<void>;
+
+/** Exact routes first, then prefixes, then the explorer page and GraphQL at GRAPHQL_PATH; else 404. */
+function router(
+  routes: Record<string, RouteHandler>,
+  options: { explorer?: RouteHandler; prefixRoutes?: [prefix: string, handler: PrefixRouteHandler][] },
+  graphql: Handle,
+): Handle {
+  return async (req, res, url, record) => {
     const route = routes[url.pathname];
     if (route) return route(req, res, url);
     for (const [prefix, handler] of options.prefixRoutes ?? [])
@@ -101,9 +133,19 @@ export async function startHttpServer(
     if (options.explorer && wantsExplorer(req.method, req.headers.accept, url.searchParams))
       return options.explorer(req, res, url);
     return graphql(req, res, url, record);
-  }
+  };
+}
 
-  onRequest = (req: IncomingMessage, res: ServerResponse) => {
+/**
+ * `handle` with a request id (answered in REQUEST_ID_HEADER), a log line and a metric for every
+ * request once it closes, and a 500 (never our error's text) for what it throws.
+ */
+function withRequestLog(
+  { logger, metrics }: Pick<Services, 'logger' | 'metrics'>,
+  requestLog: ReturnType<typeof requestLineLogger>,
+  handle: Handle,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
     const started = performance.now();
     const url = new URL(req.url ?? '/', 'http://internal');
     const record: RequestLogRecord = { reqId: requestIdOf(req) };
@@ -128,26 +170,5 @@ export async function startHttpServer(
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.destroy();
     });
-  };
-
-  const address = httpServer.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const base = `http://${host}:${address.port}`;
-
-  let closing: Promise<void> | null = null;
-  return {
-    server: httpServer,
-    url: `${base}${GRAPHQL_PATH}`,
-    wsUrl: `ws://${host}:${address.port}${GRAPHQL_PATH}`,
-    stats: () => ws.stats(),
-    close: () => {
-      closing ??= (async () => {
-        draining = true;
-        await ws.close();
-        // Apollo's drain plugin stops accepting, lets in-flight requests finish, then closes.
-        await apollo.stop();
-      })();
-      return closing;
-    },
   };
 }

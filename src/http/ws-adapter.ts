@@ -72,6 +72,68 @@ function byteLength(data: RawData): number {
   return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
+/** Pings `socket` every `keepAliveMs`, and terminates it when a pong takes longer; returns the stop. */
+function keepAlive(socket: WebSocket, keepAliveMs: number): () => void {
+  let pongWait: NodeJS.Timeout | null = null;
+  const pingInterval = setInterval(() => {
+    if (socket.readyState !== socket.OPEN) return;
+    pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
+    socket.once('pong', () => {
+      if (pongWait) clearTimeout(pongWait);
+      pongWait = null;
+    });
+    socket.ping();
+  }, keepAliveMs);
+  return () => {
+    if (pongWait) clearTimeout(pongWait);
+    clearInterval(pingInterval);
+  };
+}
+
+/**
+ * `socket` as graphql-ws's abstract socket: a message over its cap hangs up (4413) before
+ * graphql-ws parses any of it, and a failure inside graphql-ws closes with 4500.
+ */
+function graphqlWsSocket(
+  socket: WebSocket,
+  {
+    hangUp,
+    maxMessageBytes,
+    onInternalError,
+  }: {
+    hangUp: (socket: WebSocket, code?: number, reason?: string) => void;
+    maxMessageBytes: (socket: WebSocket) => number;
+    onInternalError: (err: unknown) => void;
+  },
+): Parameters<ReturnType<typeof makeServer>['opened']>[0] {
+  return {
+    protocol: socket.protocol,
+    send: (data) =>
+      new Promise<void>((resolve, reject) => {
+        if (socket.readyState !== socket.OPEN) return resolve();
+        socket.send(data, (err) => (err ? reject(err) : resolve()));
+      }),
+    close: (code, reason) => hangUp(socket, code, reason),
+    onMessage: (cb) =>
+      socket.on('message', (data: RawData) => {
+        // Checked before graphql-ws parses anything of it.
+        if (byteLength(data) > maxMessageBytes(socket)) {
+          hangUp(socket, WsCloseCode.MessageTooLarge, MESSAGE_TOO_LARGE_REASON);
+          return;
+        }
+        const text = Array.isArray(data)
+          ? Buffer.concat(data).toString('utf8')
+          : Buffer.isBuffer(data)
+            ? data.toString('utf8')
+            : Buffer.from(data).toString('utf8');
+        cb(text).catch((err: unknown) => {
+          onInternalError(err);
+          hangUp(socket, CloseCode.InternalServerError, 'Internal server error');
+        });
+      }),
+  };
+}
+
 /** Serves graphql-ws on `ws` (whose `maxPayload` is the cap of a socket not accepted yet). */
 export function useWsServer<P extends Record<string, unknown>, E extends Record<PropertyKey, unknown>>(
   options: ServerOptions<P, WsExtra & Partial<E>>,
@@ -113,49 +175,14 @@ export function useWsServer<P extends Record<string, unknown>, E extends Record<
       if (!accepted.has(socket)) socket.terminate();
       else socket.close(CloseCode.InternalServerError, 'Internal server error');
     });
-    let pongWait: NodeJS.Timeout | null = null;
-    const pingInterval = setInterval(() => {
-      if (socket.readyState !== socket.OPEN) return;
-      pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
-      socket.once('pong', () => {
-        if (pongWait) clearTimeout(pongWait);
-        pongWait = null;
-      });
-      socket.ping();
-    }, keepAliveMs);
-    const closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
-            if (socket.readyState !== socket.OPEN) return resolve();
-            socket.send(data, (err) => (err ? reject(err) : resolve()));
-          }),
-        close: (code, reason) => hangUp(socket, code, reason),
-        onMessage: (cb) =>
-          socket.on('message', (data: RawData) => {
-            // Checked before graphql-ws parses anything of it.
-            if (byteLength(data) > maxMessageBytes(socket)) {
-              hangUp(socket, WsCloseCode.MessageTooLarge, MESSAGE_TOO_LARGE_REASON);
-              return;
-            }
-            const text = Array.isArray(data)
-              ? Buffer.concat(data).toString('utf8')
-              : Buffer.isBuffer(data)
-                ? data.toString('utf8')
-                : Buffer.from(data).toString('utf8');
-            cb(text).catch((err: unknown) => {
-              onInternalError(err);
-              hangUp(socket, CloseCode.InternalServerError, 'Internal server error');
-            });
-          }),
-      },
-      { socket, request } as WsExtra & Partial<E>,
-    );
+    const stopKeepAlive = keepAlive(socket, keepAliveMs);
+    const closed = server.opened(graphqlWsSocket(socket, { hangUp, maxMessageBytes, onInternalError }), {
+      socket,
+      request,
+    } as WsExtra & Partial<E>);
     socket.once('close', (code: number, reason: Buffer) => {
       unaccepted.delete(socket);
-      if (pongWait) clearTimeout(pongWait);
-      clearInterval(pingInterval);
+      stopKeepAlive();
       void closed(code, reason.toString());
     });
   });

@@ -24,8 +24,7 @@ import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { Role } from '../auth/api-token.entity.js';
 import type { Principal } from '../auth/principal.js';
 import { bearerToken } from '../auth/tokens.js';
-import { fromGlobalId } from '../graphql/node.js';
-import { readBody, refuseEarly } from '../http/edge.js';
+import { readBody } from '../http/edge.js';
 import { sendJson } from '../http/json-response.js';
 import type { RequestLogRecord } from '../http/request-log.js';
 import { actorOf, addErrorCodes } from '../http/request-log.js';
@@ -51,6 +50,7 @@ import {
   type RpcRequest,
 } from './rpc.js';
 import { ModernMcp, type McpTools } from './modern.js';
+import { assistantOf, header, modernWantsSse, refuseUnauthenticated, rpcError, wantsSse } from './request.js';
 import {
   conversationOf,
   DEFAULT_HEADER_VERSION,
@@ -76,48 +76,12 @@ export const MCP_BATCH_MAX = 32;
 const SERVER_INFO = { name: 'connected-tools', version: '1.0.0' };
 const SERVER = { serverInfo: SERVER_INFO };
 
-/** A JSON-RPC error answered before the SDK sees the request. */
-function rpcError(
-  res: ServerResponse,
-  req: IncomingMessage,
-  status: number,
-  code: number,
-  message: string,
-): void {
-  refuseEarly(req, res, status, JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-/** The assistant's id from `/mcp/{assistantId}` (its GraphQL ID), or null. */
-function assistantOf(pathname: string, prefix: string): { globalId: string; id: string } | null {
-  const globalId = decodeURIComponent(pathname.slice(prefix.length));
-  if (globalId.length === 0 || globalId.length > 200 || globalId.includes('/')) return null;
-  const parsed = fromGlobalId(globalId);
-  return parsed?.type === 'Assistant' ? { globalId, id: parsed.id } : null;
-}
-
-/** JSON unless the client prefers SSE: text/event-stream listed first, or a progressToken to stream. */
-function wantsSse(accept: string | undefined, messages: readonly RpcMessage[]): boolean {
-  return (
-    sseFirst(accept) || messages.some((m) => m.kind === 'request' && hasProgressToken(m.request.params._meta))
-  );
-}
-
-function sseFirst(accept: string | undefined): boolean {
-  return (accept ?? '').split(',')[0]?.trim().split(';')[0]?.trim() === 'text/event-stream';
-}
-
-function hasProgressToken(meta: unknown): boolean {
-  return (
-    meta !== null &&
-    typeof meta === 'object' &&
-    (meta as { progressToken?: unknown }).progressToken !== undefined
-  );
-}
-
-/** A 2026-07-28 request (one message, no sessions) wants SSE as a legacy one does. */
-function modernWantsSse(accept: string | undefined, parsed: unknown): boolean {
-  const params = (parsed as { params?: { _meta?: unknown } } | null)?.params;
-  return sseFirst(accept) || hasProgressToken(params?._meta);
+/** Who sent a POST, to which assistant, in which session, and its version header's problem if any. */
+interface PostContext {
+  principal: Principal;
+  assistantId: string;
+  session: SessionClaims | null;
+  versionProblem: string | null;
 }
 
 export class McpEndpoint {
@@ -237,25 +201,7 @@ export class McpEndpoint {
     if (!principal) {
       addErrorCodes(record, ['UNAUTHENTICATED']);
       const metadata = `${this.services.config.publicUrl}${RESOURCE_METADATA_PREFIX}${encodeURIComponent(assistant.globalId)}`;
-      const given = req.headers.authorization !== undefined;
-      return refuseEarly(
-        req,
-        res,
-        401,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          error: {
-            code: -32001,
-            message: given
-              ? 'the token is not valid (revoked, expired, unknown or malformed)'
-              : 'a token is required: Authorization: Bearer <MCP_CLIENT token>',
-          },
-          id: null,
-        }),
-        {
-          'www-authenticate': `Bearer resource_metadata="${metadata}"${given ? ', error="invalid_token"' : ''}`,
-        },
-      );
+      return refuseUnauthenticated(req, res, metadata);
     }
     record.actor = actorOf(principal);
     if (principal.role !== Role.MCP_CLIENT || principal.assistantId !== assistant.id) {
@@ -267,20 +213,9 @@ export class McpEndpoint {
     if (versionProblem && req.method !== 'POST')
       return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
 
-    // A session, where the client uses one: ours, of this token and assistant, or 404 (initialize again).
-    const sessionHeader = header(req, 'mcp-session-id');
-    let session: SessionClaims | null = null;
-    if (sessionHeader !== undefined) {
-      session = readSessionId(sessionHeader, this.#mac);
-      // Ended by its DELETE, here or on another instance: as unknown as a session never begun.
-      if (
-        !session ||
-        session.tokenId !== principal.tokenId ||
-        session.assistantId !== assistant.id ||
-        (await this.#ended.isEnded(session.key))
-      )
-        return rpcError(res, req, 404, -32001, 'Session not found: initialize again without a session id');
-    }
+    const session = await this.#session(req, principal, assistant.id);
+    if (session === 'unknown')
+      return rpcError(res, req, 404, -32001, 'Session not found: initialize again without a session id');
 
     if (req.method === 'DELETE') {
       if (!session)
@@ -294,7 +229,39 @@ export class McpEndpoint {
       res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
       return;
     }
+    return this.#post(req, res, url, { principal, assistantId: assistant.id, session, versionProblem });
+  };
 
+  /**
+   * A session, where the client uses one: ours, of this token and assistant, and not ended by its
+   * DELETE (here or on another instance); `unknown` otherwise (404: initialize again).
+   */
+  async #session(
+    req: IncomingMessage,
+    principal: Principal,
+    assistantId: string,
+  ): Promise<SessionClaims | null | 'unknown'> {
+    const sessionHeader = header(req, 'mcp-session-id');
+    if (sessionHeader === undefined) return null;
+    const session = readSessionId(sessionHeader, this.#mac);
+    // Ended by its DELETE, here or on another instance: as unknown as a session never begun.
+    if (
+      !session ||
+      session.tokenId !== principal.tokenId ||
+      session.assistantId !== assistantId ||
+      (await this.#ended.isEnded(session.key))
+    )
+      return 'unknown';
+    return session;
+  }
+
+  /** A `POST`: its body read and parsed, then served by the 2026-07-28 revision or as a legacy batch. */
+  async #post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    { principal, assistantId, session, versionProblem }: PostContext,
+  ): Promise<void> {
     const problem = postHeadersProblem(header(req, 'accept'), header(req, 'content-type'));
     if (problem) return rpcError(res, req, problem.status, RPC.TRANSPORT, problem.message);
     const limit = this.services.config.mcpServer.maxBodyBytes;
@@ -316,7 +283,7 @@ export class McpEndpoint {
         parsed,
         modernWantsSse(header(req, 'accept'), parsed),
         principal,
-        assistant.id,
+        assistantId,
       );
     if (versionProblem) return rpcError(res, req, 400, ErrorCode.InvalidRequest, versionProblem);
     // Batches were removed in 2025-06-18: only a 2025-03-26 client (or one that names no version,
@@ -324,14 +291,23 @@ export class McpEndpoint {
     const version = session?.version ?? header(req, 'mcp-protocol-version') ?? DEFAULT_HEADER_VERSION;
     const read = readBatch(parsed, version === '2025-03-26', MCP_BATCH_MAX, version);
     if (!read.ok) return rpcError(res, req, 400, read.code, read.message);
-    const { messages } = read;
+    return this.#answerBatch(req, res, read.messages, read.batch, { principal, assistantId, session });
+  }
 
+  /** A legacy POST's messages: `initialize` begins a session; requests are answered as JSON or SSE. */
+  async #answerBatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    messages: readonly RpcMessage[],
+    batch: boolean,
+    { principal, assistantId, session }: Omit<PostContext, 'versionProblem'>,
+  ): Promise<void> {
     // `initialize` negotiates among the versions served here, and begins a session.
     for (const m of messages) {
       if (m.kind === 'request' && m.request.method === 'initialize') {
         const newSession = sessionId(
           {
-            assistantId: assistant.id,
+            assistantId,
             tokenId: principal.tokenId,
             version: negotiatedVersion(m.request.params.protocolVersion),
             key: randomBytes(18).toString('base64url'),
@@ -346,7 +322,7 @@ export class McpEndpoint {
     // On SSE, progress goes out before the result; on JSON there is nowhere to send it.
     const emit = sse ? (message: unknown) => void (res.writableEnded || res.write(sseEvent(message))) : null;
     const cancelled = new Set<RpcRequest['id']>();
-    const handlers = this.#handlers(principal, assistant.id, session, emit, cancelled);
+    const handlers = this.#handlers(principal, assistantId, session, emit, cancelled);
     for (const m of messages) {
       if (m.kind === 'request') requests.push(m.request);
       else if (m.kind === 'notification') handlers.notify?.(m.notification);
@@ -379,9 +355,9 @@ export class McpEndpoint {
       res.writeHead(202).end();
       return;
     }
-    const text = JSON.stringify(read.batch ? responses : responses[0]);
+    const text = JSON.stringify(batch ? responses : responses[0]);
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(text);
-  };
+  }
 
   /** This request's tools/list and tools/call on this assistant, for the dispatcher (rpc.ts). */
   #handlers(
@@ -526,9 +502,4 @@ export class McpEndpoint {
     await server.connect(transport);
     await transport.handleRequest(req, res);
   }
-}
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }

@@ -45,6 +45,11 @@ export class Metrics {
   readonly #connectionLabels = new Map<string, string>();
   #sources: MetricSources | null = null;
 
+  /**
+   * Every metric of `/metrics`, defined in one place: the counted ones, then those read from their
+   * source at each scrape. It reads better whole: a list of definitions, one block each, that a
+   * reader scans for a name; cut into functions, it would only be harder to scan.
+   */
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     this.#calls = new Counter({

@@ -13,6 +13,7 @@ import {
   type ConversionResult,
   type ConvertOptions,
   type ConvertedOperation,
+  type DescriptionVersion,
   DEFAULT_MAX_COMPOSITION_DEPTH,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_DESCRIPTION_LENGTH,
@@ -68,17 +69,7 @@ export function convertDescription(
 ): ConversionResult {
   const version = detectVersion(document);
   const root = document as Obj;
-  const limits: Limits = {
-    maxOperations: options.maxOperations ?? DEFAULT_MAX_OPERATIONS,
-    maxProperties: options.maxProperties ?? DEFAULT_MAX_PROPERTIES,
-    maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
-    maxEnumValues: options.maxEnumValues ?? DEFAULT_MAX_ENUM_VALUES,
-    maxDescriptionLength: options.maxDescriptionLength ?? DEFAULT_MAX_DESCRIPTION_LENGTH,
-    maxSchemaNodes: options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES,
-    maxTotalSchemaNodes: options.maxTotalSchemaNodes ?? DEFAULT_MAX_TOTAL_SCHEMA_NODES,
-    maxCompositionDepth: options.maxCompositionDepth ?? DEFAULT_MAX_COMPOSITION_DEPTH,
-    maxDiagnostics: options.maxDiagnostics ?? DEFAULT_MAX_DIAGNOSTICS,
-  };
+  const limits = limitsOf(options);
   const override = baseUrl === null ? null : normalizeBaseUrl(baseUrl);
   const paths = own(root, 'paths');
   if (paths !== undefined && !isObj(paths)) {
@@ -93,14 +84,11 @@ export function convertDescription(
     converter: new Converter(root, limits, true),
     charsLeft: MAX_TOTAL_CHECK_SCHEMA_CHARS,
   };
-  const builder = new OperationBuilder(c, version);
   const vendorPaths = own(root, 'x-ms-paths');
   if (isObj(vendorPaths) && Object.keys(vendorPaths).length > 0)
     c.diag(
       `x-ms-paths holds ${Object.keys(vendorPaths).length} path items; vendor extensions are not part of OpenAPI and were ignored`,
     );
-  let pathItemsSeen = 0;
-  let methodsSeen = 0;
   const rootBase = override ?? documentBase(c, root, version, descriptionUrl);
   if (override === null) {
     const why = uncallableBase(root, rootBase, compileUrlPolicy(options.urlPolicy ?? STRICT_URL_POLICY));
@@ -110,100 +98,24 @@ export function convertDescription(
       );
   }
 
-  const operations: ConvertedOperation[] = [];
-  const skipped: SkippedOperation[] = [];
-  const names = new Set<string>();
-  let missingBase: string | null = null;
-  let schemaNodesLeft = limits.maxTotalSchemaNodes;
-
-  const notTaken = new Map<string, string[]>();
-  const pathItems: Obj = paths ?? {};
-  for (const path of Object.keys(pathItems)) {
-    const pathItem = c.deref(pathItems[path], `path ${JSON.stringify(path)}`);
-    if (pathItem === undefined) {
-      c.diag(`path ${JSON.stringify(path)} is not an object; ignored`);
-      continue;
-    }
-    pathItemsSeen++;
-    for (const key of Object.keys(pathItem)) {
-      if (!Object.hasOwn(METHODS, key)) {
-        if (Object.hasOwn(NOT_TAKEN, key)) {
-          const where = notTaken.get(key);
-          if (where === undefined) notTaken.set(key, [path]);
-          else where.push(path);
-        }
-        continue;
-      }
-      methodsSeen++;
-      const method = METHODS[key] as HttpMethod;
-      const op = pathItem[key];
-      const operationId = isObj(op) ? ownString(op, 'operationId')?.trim() : undefined;
-      const name = numbered(
-        operationId !== undefined && operationId !== '' ? operationId : nameFromMethodAndPath(key, path),
-        names,
-      );
-      names.add(name);
-      const label = `${method} ${path}`;
-      if (!isObj(op)) {
-        c.diag(`${label}: the operation is not an object; skipped`);
-        skipped.push({ name, method, path, reason: 'INVALID' });
-        continue;
-      }
-      if (own(op, 'deprecated') === true) {
-        skipped.push({ name, method, path, reason: 'DEPRECATED' });
-        continue;
-      }
-      if (operations.length >= limits.maxOperations) {
-        skipped.push({ name, method, path, reason: 'LIMIT' });
-        continue;
-      }
-      const ctx: OperationContext = { method, path, label, op, pathItem };
-      const built = builder.build(ctx);
-      if ('skip' in built) {
-        skipped.push({ name, method, path, reason: built.skip });
-        continue;
-      }
-      const ownBase =
-        override !== null || version === 'swagger-2.0'
-          ? null
-          : (serverBase(c, own(op, 'servers'), descriptionUrl, label) ??
-            serverBase(c, own(pathItem, 'servers'), descriptionUrl, label));
-      const opBase = override ?? ownBase ?? rootBase;
-      if (opBase === null) {
-        missingBase ??= label;
-        continue;
-      }
-      // Every operation keeps at least its top-level fields, whatever the budget left.
-      const budget = Math.min(limits.maxSchemaNodes, Math.max(schemaNodesLeft, limits.maxProperties + 1));
-      const { inputSchema, fields, size, checkSchema } = assemble(c, label, built.fields, budget, checker);
-      schemaNodesLeft -= size;
-      const binding: OpenApiBinding = {
-        method,
-        path,
-        baseUrl: opBase,
-        bodyEncoding: built.bodyEncoding,
-        wholeBody: built.wholeBody,
-        fields,
-      };
-      if (built.contentType !== undefined) binding.contentType = built.contentType;
-      const summary = ownString(op, 'summary');
-      const title = summary === undefined ? '' : toOneLine(summary, limits.maxDescriptionLength);
-      const converted: ConvertedOperation = {
-        name,
-        title: title === '' ? null : title,
-        description: describeOperation(op, label, limits.maxDescriptionLength),
-        inputSchema,
-        risk: riskFromMethod(method),
-        annotations: null,
-        binding,
-      };
-      if (checkSchema !== undefined) converted.checkSchema = checkSchema;
-      const placeholder = override === null ? placeholderBase(root, opBase, ownBase === null) : null;
-      if (placeholder !== null) converted.basePlaceholder = placeholder;
-      operations.push(converted);
-    }
-  }
-  for (const [method, where] of notTaken) c.diag(notTakenLine(method, where));
+  const walk: Walk = {
+    c,
+    checker,
+    builder: new OperationBuilder(c, version),
+    limits,
+    version,
+    root,
+    descriptionUrl,
+    override,
+    rootBase,
+    operations: [],
+    skipped: [],
+    names: new Set<string>(),
+    missingBase: null,
+    schemaNodesLeft: limits.maxTotalSchemaNodes,
+  };
+  const { pathItemsSeen, methodsSeen } = walkPaths(walk, paths ?? {});
+  const { operations, skipped, missingBase } = walk;
   if (missingBase !== null) {
     throw new AppError(
       'BASE_URL_MISSING',
@@ -225,6 +137,140 @@ export function convertDescription(
             isObj(vendorPaths) ? Object.keys(vendorPaths).length : 0,
           ),
   };
+}
+
+function limitsOf(options: ConvertOptions): Limits {
+  return {
+    maxOperations: options.maxOperations ?? DEFAULT_MAX_OPERATIONS,
+    maxProperties: options.maxProperties ?? DEFAULT_MAX_PROPERTIES,
+    maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
+    maxEnumValues: options.maxEnumValues ?? DEFAULT_MAX_ENUM_VALUES,
+    maxDescriptionLength: options.maxDescriptionLength ?? DEFAULT_MAX_DESCRIPTION_LENGTH,
+    maxSchemaNodes: options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES,
+    maxTotalSchemaNodes: options.maxTotalSchemaNodes ?? DEFAULT_MAX_TOTAL_SCHEMA_NODES,
+    maxCompositionDepth: options.maxCompositionDepth ?? DEFAULT_MAX_COMPOSITION_DEPTH,
+    maxDiagnostics: options.maxDiagnostics ?? DEFAULT_MAX_DIAGNOSTICS,
+  };
+}
+
+/** What the walk over the paths carries from one operation to the next, and collects. */
+interface Walk {
+  c: Converter;
+  checker: CheckBudget;
+  builder: OperationBuilder;
+  limits: Limits;
+  version: DescriptionVersion;
+  root: Obj;
+  descriptionUrl: string | null;
+  override: string | null;
+  rootBase: string | null;
+  operations: ConvertedOperation[];
+  skipped: SkippedOperation[];
+  names: Set<string>;
+  /** The first operation found without a base address. */
+  missingBase: string | null;
+  schemaNodesLeft: number;
+}
+
+/** Every method of every path item, in document order; methods not taken are reported once each. */
+function walkPaths(walk: Walk, pathItems: Obj): { pathItemsSeen: number; methodsSeen: number } {
+  const { c } = walk;
+  let pathItemsSeen = 0;
+  let methodsSeen = 0;
+  const notTaken = new Map<string, string[]>();
+  for (const path of Object.keys(pathItems)) {
+    const pathItem = c.deref(pathItems[path], `path ${JSON.stringify(path)}`);
+    if (pathItem === undefined) {
+      c.diag(`path ${JSON.stringify(path)} is not an object; ignored`);
+      continue;
+    }
+    pathItemsSeen++;
+    for (const key of Object.keys(pathItem)) {
+      if (!Object.hasOwn(METHODS, key)) {
+        if (Object.hasOwn(NOT_TAKEN, key)) {
+          const where = notTaken.get(key);
+          if (where === undefined) notTaken.set(key, [path]);
+          else where.push(path);
+        }
+        continue;
+      }
+      methodsSeen++;
+      convertOperation(walk, pathItem, path, key);
+    }
+  }
+  for (const [method, where] of notTaken) c.diag(notTakenLine(method, where));
+  return { pathItemsSeen, methodsSeen };
+}
+
+/** One operation: named, then skipped (with why), left without a base, or converted. */
+function convertOperation(walk: Walk, pathItem: Obj, path: string, key: string): void {
+  const { c, limits, override, operations, skipped, names } = walk;
+  const method = METHODS[key] as HttpMethod;
+  const op = pathItem[key];
+  const operationId = isObj(op) ? ownString(op, 'operationId')?.trim() : undefined;
+  const name = numbered(
+    operationId !== undefined && operationId !== '' ? operationId : nameFromMethodAndPath(key, path),
+    names,
+  );
+  names.add(name);
+  const label = `${method} ${path}`;
+  if (!isObj(op)) {
+    c.diag(`${label}: the operation is not an object; skipped`);
+    skipped.push({ name, method, path, reason: 'INVALID' });
+    return;
+  }
+  if (own(op, 'deprecated') === true) {
+    skipped.push({ name, method, path, reason: 'DEPRECATED' });
+    return;
+  }
+  if (operations.length >= limits.maxOperations) {
+    skipped.push({ name, method, path, reason: 'LIMIT' });
+    return;
+  }
+  const ctx: OperationContext = { method, path, label, op, pathItem };
+  const built = walk.builder.build(ctx);
+  if ('skip' in built) {
+    skipped.push({ name, method, path, reason: built.skip });
+    return;
+  }
+  const ownBase =
+    override !== null || walk.version === 'swagger-2.0'
+      ? null
+      : (serverBase(c, own(op, 'servers'), walk.descriptionUrl, label) ??
+        serverBase(c, own(pathItem, 'servers'), walk.descriptionUrl, label));
+  const opBase = override ?? ownBase ?? walk.rootBase;
+  if (opBase === null) {
+    walk.missingBase ??= label;
+    return;
+  }
+  // Every operation keeps at least its top-level fields, whatever the budget left.
+  const budget = Math.min(limits.maxSchemaNodes, Math.max(walk.schemaNodesLeft, limits.maxProperties + 1));
+  const { inputSchema, fields, size, checkSchema } = assemble(c, label, built.fields, budget, walk.checker);
+  walk.schemaNodesLeft -= size;
+  const binding: OpenApiBinding = {
+    method,
+    path,
+    baseUrl: opBase,
+    bodyEncoding: built.bodyEncoding,
+    wholeBody: built.wholeBody,
+    fields,
+  };
+  if (built.contentType !== undefined) binding.contentType = built.contentType;
+  const summary = ownString(op, 'summary');
+  const title = summary === undefined ? '' : toOneLine(summary, limits.maxDescriptionLength);
+  const converted: ConvertedOperation = {
+    name,
+    title: title === '' ? null : title,
+    description: describeOperation(op, label, limits.maxDescriptionLength),
+    inputSchema,
+    risk: riskFromMethod(method),
+    annotations: null,
+    binding,
+  };
+  if (checkSchema !== undefined) converted.checkSchema = checkSchema;
+  const placeholder = override === null ? placeholderBase(walk.root, opBase, ownBase === null) : null;
+  if (placeholder !== null) converted.basePlaceholder = placeholder;
+  operations.push(converted);
 }
 
 /**

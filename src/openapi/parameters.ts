@@ -105,6 +105,11 @@ export interface OperationContext {
   pathItem: Obj;
 }
 
+/** One operation's fields and body encoding, or why it is skipped. */
+type BuiltOperation =
+  | { skip: SkipReason }
+  | { fields: Field[]; bodyEncoding: 'json' | 'form' | null; contentType?: string; wholeBody: boolean };
+
 export class OperationBuilder {
   constructor(
     private readonly c: Converter,
@@ -139,11 +144,7 @@ export class OperationBuilder {
   }
 
   /** The fields, body encoding and skip reason of one operation. */
-  build(
-    ctx: OperationContext,
-  ):
-    | { skip: SkipReason }
-    | { fields: Field[]; bodyEncoding: 'json' | 'form' | null; contentType?: string; wholeBody: boolean } {
+  build(ctx: OperationContext): BuiltOperation {
     const fields: Field[] = [];
     const params = this.parameters(ctx);
     const bodyParams: Obj[] = [];
@@ -172,51 +173,61 @@ export class OperationBuilder {
       fields.push(this.parameterField(ctx, param, name, place as FieldLocation));
     }
     this.reconcilePath(ctx, fields);
+    return this.version === 'swagger-2.0'
+      ? this.swaggerBody(ctx, fields, bodyParams, formParams)
+      : this.requestBody(ctx, fields);
+  }
 
-    if (this.version === 'swagger-2.0') {
-      const consumes = own(ctx.op, 'consumes') ?? own(this.c.root, 'consumes');
-      const types = Array.isArray(consumes) ? consumes.filter((t): t is string => typeof t === 'string') : [];
-      if (bodyParams.length > 0) {
-        if (formParams.length > 0)
-          this.c.diag(`${ctx.label}: both "body" and "formData" parameters; formData ignored`);
-        const choice =
-          types.length === 0
-            ? ({ kind: 'json', contentType: 'application/json' } as const)
-            : chooseBody(types);
-        if (choice.kind === 'unsupported' || choice.kind === 'none') {
-          return this.unsupported(ctx, types.join(', '));
-        }
-        const param = bodyParams[0] as Obj;
-        return this.withBody(
-          ctx.label,
-          fields,
-          own(param, 'schema'),
-          own(param, 'required') === true,
-          choice.kind,
-          choice.contentType,
-        );
+  /** Swagger 2.0: a `body` parameter (JSON, or what `consumes` lists), or `formData` ones as a form. */
+  private swaggerBody(
+    ctx: OperationContext,
+    fields: Field[],
+    bodyParams: Obj[],
+    formParams: Obj[],
+  ): BuiltOperation {
+    const consumes = own(ctx.op, 'consumes') ?? own(this.c.root, 'consumes');
+    const types = Array.isArray(consumes) ? consumes.filter((t): t is string => typeof t === 'string') : [];
+    if (bodyParams.length > 0) {
+      if (formParams.length > 0)
+        this.c.diag(`${ctx.label}: both "body" and "formData" parameters; formData ignored`);
+      const choice =
+        types.length === 0 ? ({ kind: 'json', contentType: 'application/json' } as const) : chooseBody(types);
+      if (choice.kind === 'unsupported' || choice.kind === 'none') {
+        return this.unsupported(ctx, types.join(', '));
       }
-      if (formParams.length > 0) {
-        const media = types.map(mediaType);
-        // formData is a form by definition, whatever else `consumes` lists; multipart alone is not sent.
-        const form = media.length === 0 || media.includes('application/x-www-form-urlencoded');
-        if (formParams.some((p) => own(p, 'type') === 'file')) return this.unsupported(ctx, 'a file upload');
-        if (!form) return this.unsupported(ctx, `form data as ${types.join(', ')}`);
-        for (const param of formParams) {
-          const name = ownString(param, 'name') as string;
-          fields.push({
-            wire: name,
-            in: 'body',
-            required: own(param, 'required') === true,
-            ...collectionStyle(param, (m) => this.c.diag(`${ctx.label}: ${m}`)),
-            convert: (c) => c.convert(param, 2),
-          });
-        }
-        return { fields, bodyEncoding: 'form', wholeBody: false };
-      }
-      return { fields, bodyEncoding: null, wholeBody: false };
+      const param = bodyParams[0] as Obj;
+      return this.withBody(
+        ctx.label,
+        fields,
+        own(param, 'schema'),
+        own(param, 'required') === true,
+        choice.kind,
+        choice.contentType,
+      );
     }
+    if (formParams.length > 0) {
+      const media = types.map(mediaType);
+      // formData is a form by definition, whatever else `consumes` lists; multipart alone is not sent.
+      const form = media.length === 0 || media.includes('application/x-www-form-urlencoded');
+      if (formParams.some((p) => own(p, 'type') === 'file')) return this.unsupported(ctx, 'a file upload');
+      if (!form) return this.unsupported(ctx, `form data as ${types.join(', ')}`);
+      for (const param of formParams) {
+        const name = ownString(param, 'name') as string;
+        fields.push({
+          wire: name,
+          in: 'body',
+          required: own(param, 'required') === true,
+          ...collectionStyle(param, (m) => this.c.diag(`${ctx.label}: ${m}`)),
+          convert: (c) => c.convert(param, 2),
+        });
+      }
+      return { fields, bodyEncoding: 'form', wholeBody: false };
+    }
+    return { fields, bodyEncoding: null, wholeBody: false };
+  }
 
+  /** OpenAPI 3.x: the `requestBody`'s preferred media type (JSON or a URL-encoded form). */
+  private requestBody(ctx: OperationContext, fields: Field[]): BuiltOperation {
     const requestBody = own(ctx.op, 'requestBody');
     if (requestBody === undefined) return { fields, bodyEncoding: null, wholeBody: false };
     const body = this.c.deref(requestBody, ctx.label);

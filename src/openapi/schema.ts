@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue, NestedNames } from '../operations/types.js'
 import { type Obj, dict, isObj, own } from './document.js';
 import { assignNames, toOneLine } from './naming.js';
 import { emptyView, MAX_CHECK_VARIANTS, mergeInto, product, unionOptions, type View } from './schema-view.js';
+import { lookupRef, MISSING } from './refs.js';
 import { copyKeywords, JSON_TYPES } from './schema-keywords.js';
 
 export { MAX_CHECK_VARIANTS } from './schema-view.js';
@@ -49,8 +50,6 @@ export interface Limits {
   maxCompositionDepth: number;
   maxDiagnostics: number;
 }
-
-const MISSING = Symbol('missing');
 
 export class Converter {
   readonly diagnostics: string[] = [];
@@ -103,41 +102,9 @@ export class Converter {
   resolve(ref: string): unknown {
     const cached = this.refs.get(ref);
     if (cached !== undefined) return cached;
-    const target = this.lookup(ref);
+    const target = lookupRef(this.root, ref, (message) => this.diag(message));
     this.refs.set(ref, target);
     return target;
-  }
-
-  private lookup(ref: string): unknown {
-    if (!ref.startsWith('#')) {
-      this.diag(`$ref "${ref}" is not local (only "#/..." is followed); it was replaced by an empty schema`);
-      return MISSING;
-    }
-    let pointer: string;
-    try {
-      pointer = decodeURIComponent(ref.slice(1));
-    } catch {
-      this.diag(`$ref "${ref}" is not a valid URI fragment; it was replaced by an empty schema`);
-      return MISSING;
-    }
-    if (pointer === '') return this.root;
-    if (!pointer.startsWith('/')) {
-      this.diag(`$ref "${ref}" is not a JSON pointer; it was replaced by an empty schema`);
-      return MISSING;
-    }
-    let node: unknown = this.root;
-    for (const raw of pointer.slice(1).split('/')) {
-      const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-      if (Array.isArray(node) && /^(0|[1-9]\d*)$/.test(token) && Number(token) < node.length) {
-        node = node[Number(token)];
-      } else if (isObj(node) && Object.hasOwn(node, token)) {
-        node = node[token];
-      } else {
-        this.diag(`$ref "${ref}" points to nothing; it was replaced by an empty schema`);
-        return MISSING;
-      }
-    }
-    return node;
   }
 
   /** Follows `$ref` chains of non-schema objects (parameters, request bodies, path items). */

@@ -101,6 +101,14 @@ function matches(filter: EventFilter, e: TurnEventRecord): boolean {
   );
 }
 
+/** What one subscription has given its consumer. */
+interface StreamCursor {
+  /** The seq of the last event handed to the consumer, else the seq the stream started after. */
+  delivered: number | null;
+  /** Seqs given already, so that one both replayed and pushed live goes out once. */
+  seen: Set<number>;
+}
+
 export class TurnEventHub {
   readonly #subscribers = new Set<Subscriber>();
   #pending: number[] = [];
@@ -227,8 +235,8 @@ export class TurnEventHub {
   ): AsyncGenerator<TurnEventRecord> {
     const queue: TurnEventRecord[] = [];
     let overflow = false;
-    /** The seq of the last event handed to the consumer, else the seq the stream started after. */
-    let delivered: number | null = afterSeq;
+    const cursor: StreamCursor = { delivered: afterSeq, seen: new Set<number>() };
+    const { seen } = cursor;
     /** A reset came: catch up from `gapAfter` (`delivered` when it came) once listening again. */
     let gap = false;
     let gapAfter: number | null = null;
@@ -240,7 +248,7 @@ export class TurnEventHub {
         state.wake?.();
       },
       reset: () => {
-        if (!gap) gapAfter = delivered;
+        if (!gap) gapAfter = cursor.delivered;
         gap = true;
         state.wake?.();
       },
@@ -252,46 +260,18 @@ export class TurnEventHub {
     // dropped, and the replay starts only once it is in place.
     this.#subscribers.add(subscriber);
     let release: (() => void) | null = null;
-    const seen = new Set<number>();
-    /** Stored events after `from` not given yet, in seq order (REPLAY_LIMIT_EXCEEDED past the cap). */
-    const replayAfter = async function* (this: TurnEventHub, from: number): AsyncGenerator<TurnEventRecord> {
-      let cursor = from;
-      let replayed = 0;
-      for (;;) {
-        // One more than the cap allows tells whether the history goes on past it.
-        const want = Math.min(this.#replayPage, this.#replayMax - replayed + 1);
-        const page = await this.replay(filter, cursor, want);
-        for (const event of page) {
-          if (replayed === this.#replayMax) {
-            throw new AppError(
-              'REPLAY_LIMIT_EXCEEDED',
-              `more than ${this.#replayMax} stored events follow afterSeq ${from}; ` +
-                `subscribe again with afterSeq: ${cursor} to continue`,
-              { data: { resumeAfterSeq: cursor } },
-            );
-          }
-          cursor = event.seq;
-          replayed += 1;
-          if (seen.has(event.seq)) continue;
-          seen.add(event.seq);
-          delivered = event.seq;
-          yield event;
-        }
-        if (page.length < want || state.closed) return;
-      }
-    }.bind(this);
     try {
       release = await this.notifier.watchEvents();
       subscriber.live = true;
-      if (afterSeq !== null) yield* replayAfter(afterSeq);
+      if (afterSeq !== null) yield* this.#replayAfter(filter, afterSeq, cursor, state);
       // Without afterSeq, a catch-up starts after the newest event stored when the stream went live.
-      else delivered = await this.#newestSeq();
+      else cursor.delivered = await this.#newestSeq();
       while (!state.closed) {
         if (gap && this.notifier.healthy) {
           gap = false;
-          const from = gapAfter ?? delivered ?? 0;
+          const from = gapAfter ?? cursor.delivered ?? 0;
           await this.notifier.eventsListening();
-          yield* replayAfter(from);
+          yield* this.#replayAfter(filter, from, cursor, state);
           continue;
         }
         while (queue.length > 0) {
@@ -299,7 +279,7 @@ export class TurnEventHub {
           if (seen.has(event.seq)) continue;
           seen.add(event.seq);
           if (seen.size > 4 * maxQueue) seen.clear(); // replayed seqs are long past by then
-          delivered = event.seq;
+          cursor.delivered = event.seq;
           yield event;
         }
         if (overflow) {
@@ -308,8 +288,8 @@ export class TurnEventHub {
           throw new AppError(
             'SUBSCRIBER_TOO_SLOW',
             `more than ${maxQueue} live events waited for this subscriber; ` +
-              `subscribe again with afterSeq: ${delivered ?? 0} to continue`,
-            { data: { resumeAfterSeq: delivered ?? 0 } },
+              `subscribe again with afterSeq: ${cursor.delivered ?? 0} to continue`,
+            { data: { resumeAfterSeq: cursor.delivered ?? 0 } },
           );
         }
         if (state.closed || (gap && this.notifier.healthy)) continue;
@@ -319,6 +299,39 @@ export class TurnEventHub {
     } finally {
       this.#subscribers.delete(subscriber);
       release?.();
+    }
+  }
+
+  /** Stored events after `from` not given yet, in seq order (REPLAY_LIMIT_EXCEEDED past the cap). */
+  async *#replayAfter(
+    filter: EventFilter,
+    from: number,
+    given: StreamCursor,
+    state: { closed: boolean },
+  ): AsyncGenerator<TurnEventRecord> {
+    let cursor = from;
+    let replayed = 0;
+    for (;;) {
+      // One more than the cap allows tells whether the history goes on past it.
+      const want = Math.min(this.#replayPage, this.#replayMax - replayed + 1);
+      const page = await this.replay(filter, cursor, want);
+      for (const event of page) {
+        if (replayed === this.#replayMax) {
+          throw new AppError(
+            'REPLAY_LIMIT_EXCEEDED',
+            `more than ${this.#replayMax} stored events follow afterSeq ${from}; ` +
+              `subscribe again with afterSeq: ${cursor} to continue`,
+            { data: { resumeAfterSeq: cursor } },
+          );
+        }
+        cursor = event.seq;
+        replayed += 1;
+        if (given.seen.has(event.seq)) continue;
+        given.seen.add(event.seq);
+        given.delivered = event.seq;
+        yield event;
+      }
+      if (page.length < want || state.closed) return;
     }
   }
 
