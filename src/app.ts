@@ -198,7 +198,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       { run: (connectionId, trigger, principal) => discovery.run(connectionId, trigger, principal) },
     );
     const discovery: DiscoveryService = new DiscoveryService(
-      { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound },
+      { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound, clock },
       (connectionId, workspaceId) =>
         announceToolChange({ toolCache }, orm.em.getConnection(), {
           kind: 'connection',
@@ -208,6 +208,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     );
     const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
       now: () => clock.now(),
+      clock,
       callTimeoutMs: config.outbound.timeoutMs,
     });
     await guard.start();

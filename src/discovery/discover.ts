@@ -11,6 +11,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { Principal } from '../auth/principal.js';
 import { Connection, ConnectionKind, ConnectionStatus } from '../connections/connection.entity.js';
 import { connectionSecrets } from '../connections/endpoint.js';
@@ -109,6 +110,11 @@ export class DiscoveryService {
       undefined,
   ) {}
 
+  /** The clock of the run's deadline. */
+  get #clock(): Clock {
+    return this.services.clock ?? systemClock;
+  }
+
   /** Runs one discovery. Never throws for a source problem: the run says what happened. */
   async run(
     connectionId: string,
@@ -138,9 +144,10 @@ export class DiscoveryService {
     await em.insert(run);
 
     // The deadline covers reading the source, waiting for a turn, and the apply's lock waits.
-    const deadlineAt = Date.now() + config.discoveryDeadlineMs;
+    const clock = this.#clock;
+    const deadlineAt = clock.now() + config.discoveryDeadlineMs;
     const deadline = new AbortController();
-    const timer = setTimeout(
+    const timer = clock.setTimeout(
       () => deadline.abort(deadlineExceeded(config.discoveryDeadlineMs)),
       config.discoveryDeadlineMs,
     );
@@ -206,7 +213,7 @@ export class DiscoveryService {
     } catch (caught) {
       return await this.failed(caught, run.id, connection, principal, scrubber);
     } finally {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
     }
   }
 
@@ -406,7 +413,7 @@ export class DiscoveryService {
     return this.services.orm.em.fork().transactional(async (tx) => {
       // Bounded waits: a lock held elsewhere (another instance, a stuck session) ends this run
       // at its deadline instead of holding a pool connection for good.
-      const remaining = `${Math.max(1, deadlineAt - Date.now())}ms`;
+      const remaining = `${Math.max(1, deadlineAt - this.#clock.now())}ms`;
       await tx.execute(
         `select set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)`,
         [remaining, remaining],
