@@ -11,7 +11,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, timeoutSignalOn, type Clock } from '../clock.js';
 import type { Principal } from '../auth/principal.js';
 import { Connection, ConnectionKind, ConnectionStatus } from '../connections/connection.entity.js';
 import { connectionSecrets } from '../connections/endpoint.js';
@@ -134,23 +134,11 @@ export class DiscoveryService {
     const { orm, logger, config } = this.services;
     const em = orm.em.fork();
     const connection = await em.findOneOrFail(Connection, { id: connectionId });
-    const run = new DiscoveryRun(
-      em.getReference(Connection, connection.id, { wrapped: true }),
-      trigger,
-      principal.label,
-    );
-    run.instanceId = this.services.notifier.instanceId;
-    // One statement, no transaction around it: the run is the first thing a discovery writes.
-    await em.insert(run);
-
+    const run = await this.#startRun(em, connection, trigger, principal);
     // The deadline covers reading the source, waiting for a turn, and the apply's lock waits.
-    const clock = this.#clock;
-    const deadlineAt = clock.now() + config.discoveryDeadlineMs;
-    const deadline = new AbortController();
-    const timer = clock.setTimeout(
-      () => deadline.abort(deadlineExceeded(config.discoveryDeadlineMs)),
-      config.discoveryDeadlineMs,
-    );
+    const ms = config.discoveryDeadlineMs;
+    const deadlineAt = this.#clock.now() + ms;
+    const deadline = timeoutSignalOn(this.#clock, ms, () => deadlineExceeded(ms));
     // Everything an upstream sent is scrubbed of the connection's secrets where it enters, before
     // it is stored or returned: the listing, and the text of a failure (DESIGN.md rule 15).
     const seen: string[] = [];
@@ -213,8 +201,26 @@ export class DiscoveryService {
     } catch (caught) {
       return await this.failed(caught, run.id, connection, principal, scrubber);
     } finally {
-      clock.clearTimeout(timer);
+      deadline.cancel();
     }
+  }
+
+  /** The run's row, RUNNING on this instance. */
+  async #startRun(
+    em: EntityManager,
+    connection: Connection,
+    trigger: DiscoveryTrigger,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+  ): Promise<DiscoveryRun> {
+    const run = new DiscoveryRun(
+      em.getReference(Connection, connection.id, { wrapped: true }),
+      trigger,
+      principal.label,
+    );
+    run.instanceId = this.services.notifier.instanceId;
+    // One statement, no transaction around it: the run is the first thing a discovery writes.
+    await em.insert(run);
+    return run;
   }
 
   /** Records a failed run, scrubbed of the connection's secrets, and returns it. */
