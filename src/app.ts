@@ -168,7 +168,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   try {
     await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
+    const clock = options.clock ?? systemClock;
     const outbound = new OutboundClient({
+      clock,
       allowHosts: config.outbound.allowHosts,
       allowLoopback: config.outbound.allowLoopback,
       timeoutMs: config.outbound.timeoutMs,
@@ -181,9 +183,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
     // Built in order, each from what it uses. OAuth's callback runs a discovery and discovery reads
     // OAuth's headers: OAuth gets a forwarder to the discovery service built right after it.
-    const clock = options.clock ?? systemClock;
     const secrets = new SecretBox(key);
-    const mcp = new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs });
+    const mcp = new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs, clock });
     const metrics = new Metrics();
     const descriptions = new DescriptionPool({
       size: config.descriptions.workers,
@@ -197,7 +198,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       { run: (connectionId, trigger, principal) => discovery.run(connectionId, trigger, principal) },
     );
     const discovery: DiscoveryService = new DiscoveryService(
-      { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound },
+      { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound, clock },
       (connectionId, workspaceId) =>
         announceToolChange({ toolCache }, orm.em.getConnection(), {
           kind: 'connection',
@@ -207,6 +208,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     );
     const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
       now: () => clock.now(),
+      clock,
       callTimeoutMs: config.outbound.timeoutMs,
     });
     await guard.start();

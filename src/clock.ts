@@ -5,8 +5,18 @@
  * SDK injects `fetch`: every module of the call path that reads the time or sets a timer takes a
  * `Clock` from its deps instead of calling `Date.now`, `performance.now` or `setTimeout` itself.
  *
- * Timers that pace background work (sweeps, heartbeats, keep-alives) may stay on real time: they
- * decide nothing a caller waits on. (pure)
+ * On the clock: the outbound deadline (http/outbound-response.ts), the MCP client's deadlines,
+ * stream-resume pauses and durations (mcp/), the discovery run's deadline (discovery/discover.ts),
+ * OpenAPI call and tool-search durations (turns/dispatch.ts, turns/search/tool-search.ts), the MCP
+ * endpoint's idle-Turn window (mcp-server/conversations.ts, in memory and in its SQL), and a call's
+ * wait for a cap's slot (guards/cap-slots.ts).
+ *
+ * Timers that pace background work may stay on real time: they decide nothing a caller waits on.
+ * These do: the idle-Turn sweep's interval, the cap leases' renewal heartbeat, a waiting cap's
+ * re-asks (CAP_RETRY_MS) and give-back window, the token and session sweeps, the ws keep-alive, the
+ * description workers' timeout (a worker's own budget, openapi/pool.ts), and PostgreSQL's
+ * `lock_timeout`/`statement_timeout` (the database's clock; their length comes from this one).
+ * undici's own socket timers (connect, keep-alive) are not ours either. (pure)
  */
 
 /** A timer set on a clock: `unref` lets the process exit while it is pending. */
@@ -53,14 +63,16 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
 }
 
 /**
- * An `AbortSignal` that aborts `ms` from now on `clock` with a `TimeoutError`, as
+ * An `AbortSignal` that aborts `ms` from now on `clock` with a `TimeoutError` (or `reason()`), as
  * `AbortSignal.timeout(ms)` does on real time. `cancel` clears the timer when the work ends first.
  */
-export function timeoutSignalOn(clock: Clock, ms: number): { signal: AbortSignal; cancel(): void } {
+export function timeoutSignalOn(
+  clock: Clock,
+  ms: number,
+  reason: () => unknown = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+): { signal: AbortSignal; cancel(): void } {
   const controller = new AbortController();
-  const timer = clock.setTimeout(() => {
-    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, ms);
+  const timer = clock.setTimeout(() => controller.abort(reason()), ms);
   timer.unref();
   return { signal: controller.signal, cancel: () => clock.clearTimeout(timer) };
 }

@@ -11,6 +11,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { audit } from '../audit/audit.js';
+import { systemClock, timeoutSignalOn, type Clock } from '../clock.js';
 import type { Principal } from '../auth/principal.js';
 import { Connection, ConnectionKind, ConnectionStatus } from '../connections/connection.entity.js';
 import { connectionSecrets } from '../connections/endpoint.js';
@@ -109,6 +110,11 @@ export class DiscoveryService {
       undefined,
   ) {}
 
+  /** The clock of the run's deadline. */
+  get #clock(): Clock {
+    return this.services.clock ?? systemClock;
+  }
+
   /** Runs one discovery. Never throws for a source problem: the run says what happened. */
   async run(
     connectionId: string,
@@ -128,22 +134,11 @@ export class DiscoveryService {
     const { orm, logger, config } = this.services;
     const em = orm.em.fork();
     const connection = await em.findOneOrFail(Connection, { id: connectionId });
-    const run = new DiscoveryRun(
-      em.getReference(Connection, connection.id, { wrapped: true }),
-      trigger,
-      principal.label,
-    );
-    run.instanceId = this.services.notifier.instanceId;
-    // One statement, no transaction around it: the run is the first thing a discovery writes.
-    await em.insert(run);
-
+    const run = await this.#startRun(em, connection, trigger, principal);
     // The deadline covers reading the source, waiting for a turn, and the apply's lock waits.
-    const deadlineAt = Date.now() + config.discoveryDeadlineMs;
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(deadlineExceeded(config.discoveryDeadlineMs)),
-      config.discoveryDeadlineMs,
-    );
+    const ms = config.discoveryDeadlineMs;
+    const deadlineAt = this.#clock.now() + ms;
+    const deadline = timeoutSignalOn(this.#clock, ms, () => deadlineExceeded(ms));
     // Everything an upstream sent is scrubbed of the connection's secrets where it enters, before
     // it is stored or returned: the listing, and the text of a failure (DESIGN.md rule 15).
     const seen: string[] = [];
@@ -206,8 +201,26 @@ export class DiscoveryService {
     } catch (caught) {
       return await this.failed(caught, run.id, connection, principal, scrubber);
     } finally {
-      clearTimeout(timer);
+      deadline.cancel();
     }
+  }
+
+  /** The run's row, RUNNING on this instance. */
+  async #startRun(
+    em: EntityManager,
+    connection: Connection,
+    trigger: DiscoveryTrigger,
+    principal: Pick<Principal, 'label'> & Partial<Principal>,
+  ): Promise<DiscoveryRun> {
+    const run = new DiscoveryRun(
+      em.getReference(Connection, connection.id, { wrapped: true }),
+      trigger,
+      principal.label,
+    );
+    run.instanceId = this.services.notifier.instanceId;
+    // One statement, no transaction around it: the run is the first thing a discovery writes.
+    await em.insert(run);
+    return run;
   }
 
   /** Records a failed run, scrubbed of the connection's secrets, and returns it. */
@@ -406,7 +419,7 @@ export class DiscoveryService {
     return this.services.orm.em.fork().transactional(async (tx) => {
       // Bounded waits: a lock held elsewhere (another instance, a stuck session) ends this run
       // at its deadline instead of holding a pool connection for good.
-      const remaining = `${Math.max(1, deadlineAt - Date.now())}ms`;
+      const remaining = `${Math.max(1, deadlineAt - this.#clock.now())}ms`;
       await tx.execute(
         `select set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)`,
         [remaining, remaining],

@@ -9,6 +9,7 @@ import { descriptionDeps } from '../connections/source-origins.js';
 import { readDescriptionText } from '../openapi/load.js';
 import { AppError } from '../errors.js';
 import type { JsonObject } from '../operations/types.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../connections/secrets.js';
 import type { Notifier } from '../db/notifier.js';
@@ -44,6 +45,8 @@ export interface DiscoveryDeps {
   secrets: SecretBox;
   oauth: EndpointOAuth;
   outbound: OutboundClient;
+  /** The clock the run's deadline runs on (src/clock.ts). Default: `systemClock`. */
+  clock?: Clock;
 }
 
 /**

@@ -19,6 +19,7 @@
  * - When the database is unreachable, a limit or cap fails closed for a WRITE (not sent) and open
  *   for a READ (sent).
  */
+import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Notifier, SqlRunner, GuardSignal } from '../db/notifier.js';
@@ -63,6 +64,8 @@ export type Admission = Permit | Refusal;
 const PASS: Permit = { ok: true, probes: null };
 
 export interface CallGuardOptions {
+  /** The clock a call's wait for a cap's slot runs on (src/clock.ts). Default: `systemClock`. */
+  clock?: Clock;
   /** Epoch ms; injected so tests drive windows, cool-downs and buckets with fake time. */
   now?: () => number;
   rule?: BreakerRule;
@@ -106,6 +109,7 @@ export class CallGuard {
       now: this.#now,
       callTimeoutMs: this.#callTimeoutMs,
       leaseTtlMs: options.capLeaseTtlMs,
+      clock: options.clock,
     });
   }
 

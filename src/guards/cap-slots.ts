@@ -8,6 +8,7 @@
  * instance's FREED NOTIFY. Leases are renewed while held and expire, so a dead instance's slots
  * come back. When the database is unreachable, a cap fails closed for a WRITE and open for a READ.
  */
+import { systemClock, type Clock, type ClockTimer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Notifier, SqlRunner, GuardSignal } from '../db/notifier.js';
 import type { CachedOperation } from '../turns/tool-cache.js';
@@ -47,10 +48,17 @@ export interface CapSlotsOptions {
   callTimeoutMs: number;
   /** How long a cap's lease lives unrenewed (ms of `now`); renewed every third of it. */
   leaseTtlMs?: number;
+  /**
+   * The clock a call's wait in line and its remaining budget run on (src/clock.ts). Default:
+   * `systemClock`. The re-asks (CAP_RETRY_MS), the give-back window and the lease renewals pace
+   * the instances among themselves and stay on real time.
+   */
+  clock?: Clock;
 }
 
 export class CapSlots {
   readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #callTimeoutMs: number;
   readonly #store: CapStore;
   readonly #leaseTtlMs: number;
@@ -67,6 +75,7 @@ export class CapSlots {
     options: CapSlotsOptions,
   ) {
     this.#now = options.now;
+    this.#clock = options.clock ?? systemClock;
     this.#callTimeoutMs = options.callTimeoutMs;
     this.#store = new CapStore(sql);
     this.#leaseTtlMs = options.leaseTtlMs ?? DEFAULT_CAP_LEASE_TTL_MS;
@@ -144,7 +153,7 @@ export class CapSlots {
     for (const e of caps) if (e.record.scope === 'CONNECTION') applies.push(e);
     if (applies.length === 0) return { ok: true, slots: null, sendOp: undefined };
     const budgetMs = op.connection.timeoutMs ?? this.#callTimeoutMs;
-    const t0 = performance.now();
+    const t0 = this.#clock.monotonic();
     const taken: CapEntry[] = [];
     const giveUp = () => {
       for (const e of taken) this.release(e);
@@ -179,7 +188,7 @@ export class CapSlots {
           continue;
         }
       }
-      const left = maxWaitMs(entry.record, budgetMs) - (performance.now() - t0);
+      const left = maxWaitMs(entry.record, budgetMs) - (this.#clock.monotonic() - t0);
       const got = left > 0 && (await this.#wait(entry, left));
       if (!got) {
         giveUp();
@@ -187,7 +196,7 @@ export class CapSlots {
       }
       if (!entry.gone) taken.push(entry);
     }
-    const waited = performance.now() - t0;
+    const waited = this.#clock.monotonic() - t0;
     // Only a call that waited in line sends with less than its budget (a copy, made only then).
     const sendOp =
       waited >= 1
@@ -199,16 +208,16 @@ export class CapSlots {
   /** Waits in `entry`'s line up to `ms`: true with a slot taken, false when the time ran out. */
   #wait(entry: CapEntry, ms: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
+      let timer: ClockTimer | null = null;
       const waiter: Waiter = {
         settle: (granted) => {
-          if (timer !== null) clearTimeout(timer);
+          if (timer !== null) this.#clock.clearTimeout(timer);
           timer = null;
           resolve(granted);
         },
       };
       entry.pool.enqueue(waiter);
-      timer = setTimeout(() => {
+      timer = this.#clock.setTimeout(() => {
         timer = null;
         // Served meanwhile? Then `settle` already ran; a slot is never taken after the call gave up.
         if (entry.pool.leave(waiter)) resolve(false);

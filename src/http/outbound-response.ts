@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
+import { systemClock, type Clock, type ClockTimer } from '../clock.js';
 import { OutboundError, OutboundErrorCode } from './outbound-error.js';
 import { translateError } from './outbound-connect.js';
 
@@ -45,7 +46,7 @@ export class DeadlineSignal extends EventEmitter {
 }
 
 /**
- * One request's deadline across its redirect hops: one timer, and the signal undici gets (it aborts
+ * One request's deadline across its redirect hops: one timer on the injected clock, and the signal undici gets (it aborts
  * the connect wait, the headers and the body alike), which the caller's signal aborts too. It also
  * names what ended the request: the deadline is `TIMEOUT`, the caller's signal `ABORTED`, anything
  * else is translated by `translateError`.
@@ -59,18 +60,21 @@ export class Deadline {
   host: string;
   readonly timeoutMs: number;
   readonly signal = new DeadlineSignal();
-  readonly #timer: NodeJS.Timeout;
+  readonly #clock: Clock;
+  readonly #timer: ClockTimer;
   readonly #caller: AbortSignal | undefined;
   readonly #onCallerAbort: (() => void) | undefined;
   #timedOut = false;
 
-  constructor(host: string, timeoutMs: number, caller: AbortSignal | undefined) {
+  constructor(host: string, timeoutMs: number, caller: AbortSignal | undefined, clock: Clock = systemClock) {
     this.host = host;
     this.timeoutMs = timeoutMs;
-    this.#timer = setTimeout(() => {
+    this.#clock = clock;
+    this.#timer = clock.setTimeout(() => {
       this.#timedOut = true;
       this.signal.abort();
-    }, timeoutMs).unref();
+    }, timeoutMs);
+    this.#timer.unref();
     this.#caller = caller;
     if (caller) {
       this.#onCallerAbort = () => this.signal.abort();
@@ -80,7 +84,7 @@ export class Deadline {
 
   /** The request is over (its body read, drained or failed): the timer and the caller's listener go. */
   end(): void {
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     if (this.#onCallerAbort) this.#caller?.removeEventListener('abort', this.#onCallerAbort);
   }
 

@@ -24,6 +24,7 @@ import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { OutboundError, OutboundErrorCode } from './outbound-error.js';
 import { CALL_TIMEOUT_MS, MAX_UPSTREAM_BODY_BYTES } from '../limits.js';
 import { Memo } from '../memo.js';
+import { systemClock, type Clock } from '../clock.js';
 import { checkHeaders, pickSafeHeaders, withoutContentType } from './outbound-headers.js';
 import { addressRefused, connectFailed, guardedLookup } from './outbound-connect.js';
 import {
@@ -83,6 +84,8 @@ export interface OutboundOptions {
   keepAliveTimeoutMs?: number;
   /** DNS lookup, injectable for tests. Every address it returns is checked. Defaults to `dns.lookup`. */
   lookup?: LookupFunction;
+  /** The clock the per-request deadline runs on (src/clock.ts). Defaults to `systemClock`. */
+  clock?: Clock;
 }
 
 export interface OutboundRequestInit {
@@ -115,6 +118,7 @@ export class OutboundClient {
   readonly allowLoopback: boolean;
   readonly #policy: CompiledUrlPolicy;
   readonly #agent: Agent;
+  readonly #clock: Clock;
   /** Addresses that passed `checkUrl`, parsed (shared by requests: never changed). */
   readonly #checkedUrls = new Memo(CHECKED_URLS_KEPT, (input) => this.checkUrl(input));
 
@@ -128,8 +132,10 @@ export class OutboundClient {
       connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
       keepAliveTimeoutMs = DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
       lookup = dnsLookup,
+      clock = systemClock,
     } = options;
     this.timeoutMs = timeoutMs;
+    this.#clock = clock;
     this.maxBodyBytes = maxBodyBytes;
     this.maxRedirects = maxRedirects;
     this.allowLoopback = allowLoopback;
@@ -220,7 +226,7 @@ export class OutboundClient {
     const timeoutMs = init.timeoutMs ?? this.timeoutMs;
 
     if (init.signal?.aborted) throw aborted(target.hostname, init.signal.reason);
-    const deadline = new Deadline(target.hostname, timeoutMs, init.signal);
+    const deadline = new Deadline(target.hostname, timeoutMs, init.signal, this.#clock);
     try {
       return await this.#follow(target, { method, headers, body, maxBodyBytes, maxRedirects }, deadline);
     } catch (err) {

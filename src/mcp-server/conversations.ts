@@ -4,10 +4,12 @@
  * assistant at a time; a Turn with no call for MCP_TURN_IDLE_MS (10 minutes) is finished, and the
  * conversation's next call opens a new one. Any instance finds the open Turn in PostgreSQL, so a
  * session continues on another instance; each instance remembers the conversations it served
- * last (MCP_CONVERSATIONS_MAX), so a call costs no lookup.
+ * last (MCP_CONVERSATIONS_MAX), so a call costs no lookup. Idleness is judged on the injected
+ * clock (src/clock.ts), in memory and in SQL alike; only the sweep's pacing is real time.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
+import { dateOf, systemClock, type Clock } from '../clock.js';
 import { eventNotifySql } from '../db/notifier.js';
 import type { Logger } from '../logger.js';
 import type { TurnService } from '../turns/turn.service.js';
@@ -16,7 +18,7 @@ import type { TurnService } from '../turns/turn.service.js';
 const OPEN_TURN_SQL = `
 select t.id from turn t
 where t.assistant_id = ? and t.conversation_id = ? and t.finished_at is null
-  and greatest(t.started_at, (select max(c.started_at) from turn_call c where c.turn_id = t.id)) > now() - make_interval(secs => ?)
+  and greatest(t.started_at, (select max(c.started_at) from turn_call c where c.turn_id = t.id)) > ?::timestamptz - make_interval(secs => ?)
 order by t.started_at desc limit 1`;
 
 /**
@@ -27,8 +29,8 @@ const FINISH_IDLE_SQL = `
 with idle as (
   select t.id from turn t
   where t.finished_at is null and t.conversation_id like 'mcp:%'
-    and t.started_at < now() - make_interval(secs => ?)
-    and not exists (select 1 from turn_call c where c.turn_id = t.id and c.started_at > now() - make_interval(secs => ?))
+    and t.started_at < ?::timestamptz - make_interval(secs => ?)
+    and not exists (select 1 from turn_call c where c.turn_id = t.id and c.started_at > ?::timestamptz - make_interval(secs => ?))
   order by t.started_at limit 500
   for update skip locked
 ), t as (
@@ -44,7 +46,7 @@ select e.seq, ${eventNotifySql('e')} from e`;
 
 interface Remembered {
   turnId: string;
-  /** performance.now() of its last call here. */
+  /** The clock's monotonic time of its last call here. */
   lastAt: number;
 }
 
@@ -59,12 +61,20 @@ export class McpConversations {
     private readonly turns: TurnService,
     private readonly logger: Logger,
     private readonly limits: { conversationsMax: number; turnIdleMs: number },
+    /** Decides when a Turn is idle (src/clock.ts); the sweep's pacing stays on real time. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Finishes idle Turns every minute (or every idle time, when that is shorter). */
   start(): void {
     const every = Math.min(60_000, this.limits.turnIdleMs);
-    this.#sweep = setInterval(() => void this.finishIdle().catch((err: unknown) => this.logger.warn({ err }, 'finishing idle MCP turns failed')), every);
+    this.#sweep = setInterval(
+      () =>
+        void this.finishIdle().catch((err: unknown) =>
+          this.logger.warn({ err }, 'finishing idle MCP turns failed'),
+        ),
+      every,
+    );
     this.#sweep.unref();
   }
 
@@ -76,14 +86,17 @@ export class McpConversations {
   /** Finishes the MCP Turns idle for the idle time; how many. */
   async finishIdle(): Promise<number> {
     const secs = this.limits.turnIdleMs / 1000;
-    const rows = await this.orm.em.getConnection().execute<unknown[]>(FINISH_IDLE_SQL, [secs, secs]);
+    const now = dateOf(this.clock);
+    const rows = await this.orm.em
+      .getConnection()
+      .execute<unknown[]>(FINISH_IDLE_SQL, [now, secs, now, secs]);
     return rows.length;
   }
 
   /** The conversation's open Turn, opened now when it has none (or its last one went idle). */
   async turnOf(principal: Principal, assistantId: string, conversationId: string): Promise<string> {
     const key = `${assistantId} ${conversationId}`;
-    const now = performance.now();
+    const now = this.clock.monotonic();
     const hit = this.#open.get(key);
     if (hit && now - hit.lastAt < this.limits.turnIdleMs) {
       hit.lastAt = now;
@@ -95,7 +108,7 @@ export class McpConversations {
       this.#opening.set(key, opening);
     }
     const turnId = await opening;
-    this.#remember(key, { turnId, lastAt: performance.now() });
+    this.#remember(key, { turnId, lastAt: this.clock.monotonic() });
     return turnId;
   }
 
@@ -107,7 +120,12 @@ export class McpConversations {
   async #find(principal: Principal, assistantId: string, conversationId: string): Promise<string> {
     const rows = await this.orm.em
       .getConnection()
-      .execute<{ id: string }[]>(OPEN_TURN_SQL, [assistantId, conversationId, this.limits.turnIdleMs / 1000]);
+      .execute<{ id: string }[]>(OPEN_TURN_SQL, [
+        assistantId,
+        conversationId,
+        dateOf(this.clock),
+        this.limits.turnIdleMs / 1000,
+      ]);
     if (rows[0]) return rows[0].id;
     const begun = await this.turns.begin(principal, assistantId, conversationId, 'GENERIC', null, {
       door: 'MCP',

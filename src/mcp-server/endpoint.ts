@@ -108,6 +108,7 @@ export class McpEndpoint {
       services.turns,
       services.logger,
       config.mcpServer,
+      services.clock,
     );
     this.#ended = new EndedSessions(
       () => services.orm.em.getConnection(),

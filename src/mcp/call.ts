@@ -17,7 +17,6 @@
  * Failures (DESIGN.md rule 8): `callTool` never throws for an upstream problem; it returns a
  * `CallToolOutcome`.
  */
-import { performance } from 'node:perf_hooks';
 import { OutboundErrorCode } from '../http/outbound.js';
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
@@ -40,8 +39,26 @@ import {
   type CallToolOutcome,
   type McpEndpoint,
   type McpSettings,
+  type OutcomeBody,
 } from './types.js';
 import { isModernVersion, MODERN_VERSIONS, modernHeaders, modernMeta } from './versions.js';
+
+/** What every attempt of one call sends: its bodies and headers, legacy and modern, built once. */
+interface CallPlan {
+  name: string;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  retryBase: Pick<CallToolOptions, 'risk' | 'idempotent'>;
+  hasTrace: boolean;
+  traceHeaders: Record<string, string>;
+  notify: ((method: string, params: unknown) => void) | undefined;
+  /** The legacy `params` JSON. */
+  params: string;
+  modernVersion: string;
+  /** The modern `params` JSON, or '' when the connection is legacy. */
+  modernParams: string;
+  paramHeaders: Record<string, string>;
+}
 
 export class McpCalls {
   readonly #transport: McpTransport;
@@ -64,41 +81,13 @@ export class McpCalls {
     args: JsonObject,
     options: CallToolOptions,
   ): Promise<CallToolOutcome> {
-    const started = performance.now();
-    const timeoutMs = timeoutOf(this.#settings, ep, options.timeoutMs);
-    const { signal } = options;
-    const retryBase = { risk: options.risk, idempotent: options.idempotent };
-    const traceMeta: Record<string, string> = {};
-    const traceHeaders: Record<string, string> = {};
-    if (options.trace) {
-      traceMeta.traceparent = traceHeaders.traceparent = options.trace.traceparent;
-      if (options.trace.tracestate !== undefined)
-        traceMeta.tracestate = traceHeaders.tracestate = options.trace.tracestate;
-    }
-    const hasTrace = options.trace !== undefined;
-    // A receiver of notifications gets a progress token in `_meta`, so servers report progress.
-    const { onNotification } = options;
-    const progressToken = `ct-${this.#transport.peekId()}-${Math.floor(performance.now())}`;
-    if (onNotification) traceMeta.progressToken = progressToken;
-    const notify = onNotification
-      ? (method: string, p: unknown) => onNotification({ method, params: p, progressToken })
-      : undefined;
-    const params = JSON.stringify(
-      hasTrace || onNotification ? { name, arguments: args, _meta: traceMeta } : { name, arguments: args },
-    );
-    // A connection discovered as modern is called statelessly, until an answer shows a legacy server.
-    let modern = isModernVersion(ep.protocolVersion);
-    const modernVersion = ep.protocolVersion ?? MODERN_VERSIONS[0]!;
-    const modernParams = modern
-      ? JSON.stringify({
-          name,
-          arguments: args,
-          _meta: modernMeta(modernVersion, this.#settings.clientInfo, traceMeta),
-        })
-      : '';
-    const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
-    const paramHeaders = mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {};
+    const clock = this.#settings.clock;
+    const started = clock.monotonic();
     const tally: Tally = { attempts: 0, resends: 0 };
+    const finish = (outcome: OutcomeBody): CallToolOutcome =>
+      withBase(outcome, tally, clock.monotonic() - started);
+    const plan = this.#plan(ep, name, args, options);
+    const { timeoutMs, signal, retryBase } = plan;
     /** The server refused the request before acting: may it be sent once more (not an attempt)? */
     const mayResend = (): boolean =>
       mayRetry({
@@ -108,29 +97,20 @@ export class McpCalls {
         failure: 'refused_before_acting',
         reachedServer: true,
       }).retry;
+    // A connection discovered as modern is called statelessly, until an answer shows a legacy server.
+    let modern = isModernVersion(ep.protocolVersion);
     let sessionId = modern ? undefined : this.#sessions.held(ep.id)?.sessionId;
 
     for (;;) {
       tally.attempts++;
       const id = this.#transport.newId();
-      const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${modern ? modernParams : params}}`;
-      const wire: Wire | undefined = modern
-        ? {
-            version: modernVersion,
-            headers: {
-              ...traceHeaders,
-              ...paramHeaders,
-              ...modernHeaders(modernVersion, 'tools/call', name),
-            },
-          }
-        : hasTrace
-          ? { version: this.#sessions.versionFor(ep, sessionId), headers: traceHeaders }
-          : undefined;
+      const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${modern ? plan.modernParams : plan.params}}`;
+      const wire = this.#wire(plan, ep, modern, sessionId);
       let reply: Reply;
       try {
-        reply = await this.#transport.send(ep, sessionId, id, body, timeoutMs, signal, wire, notify);
+        reply = await this.#transport.send(ep, sessionId, id, body, timeoutMs, signal, wire, plan.notify);
       } catch (err) {
-        if (err instanceof AuthHeadersFailed) return withBase(AUTH_HEADERS_FAILED, tally, started);
+        if (err instanceof AuthHeadersFailed) return finish(AUTH_HEADERS_FAILED);
         const failure = asOutboundError(err);
         // On a modern connection the closed stream is the cancellation (no notification exists).
         if (failure.reachedServer && !modern)
@@ -148,7 +128,7 @@ export class McpCalls {
           reachedServer: failure.reachedServer,
         });
         if (again.retry) continue;
-        return withBase(failureOutcome(failure, timeoutMs), tally, started);
+        return finish(failureOutcome(failure, timeoutMs));
       }
 
       // Refused before the server acted: a legacy server turning away a modern request gets the
@@ -161,14 +141,76 @@ export class McpCalls {
         try {
           sessionId = await raceSignal(this.#sessions.ensure(ep, stale, timeoutMs), signal);
         } catch (err) {
-          return withBase(handshakeFailure(err), tally, started);
+          return finish(handshakeFailure(err));
         }
         // The refused request did nothing: sending it again is the same attempt.
         tally.attempts--;
         tally.resends++;
         continue;
       }
-      return withBase(replyOutcome(reply, modern), tally, started);
+      return finish(replyOutcome(reply, modern));
     }
+  }
+
+  /** The call's bodies and headers: trace context, a progress token for a receiver, modern `_meta`. */
+  #plan(ep: McpEndpoint, name: string, args: JsonObject, options: CallToolOptions): CallPlan {
+    const traceMeta: Record<string, string> = {};
+    const traceHeaders: Record<string, string> = {};
+    if (options.trace) {
+      traceMeta.traceparent = traceHeaders.traceparent = options.trace.traceparent;
+      if (options.trace.tracestate !== undefined)
+        traceMeta.tracestate = traceHeaders.tracestate = options.trace.tracestate;
+    }
+    const hasTrace = options.trace !== undefined;
+    // A receiver of notifications gets a progress token in `_meta`, so servers report progress.
+    const { onNotification } = options;
+    const progressToken = `ct-${this.#transport.peekId()}-${Math.floor(this.#settings.clock.monotonic())}`;
+    if (onNotification) traceMeta.progressToken = progressToken;
+    const notify = onNotification
+      ? (method: string, p: unknown) => onNotification({ method, params: p, progressToken })
+      : undefined;
+    const params = JSON.stringify(
+      hasTrace || onNotification ? { name, arguments: args, _meta: traceMeta } : { name, arguments: args },
+    );
+    const modern = isModernVersion(ep.protocolVersion);
+    const modernVersion = ep.protocolVersion ?? MODERN_VERSIONS[0]!;
+    const modernParams = modern
+      ? JSON.stringify({
+          name,
+          arguments: args,
+          _meta: modernMeta(modernVersion, this.#settings.clientInfo, traceMeta),
+        })
+      : '';
+    const mirrored = modern && options.inputSchema ? paramHeadersOf(options.inputSchema) : null;
+    return {
+      name,
+      timeoutMs: timeoutOf(this.#settings, ep, options.timeoutMs),
+      signal: options.signal,
+      retryBase: { risk: options.risk, idempotent: options.idempotent },
+      hasTrace,
+      traceHeaders,
+      notify,
+      params,
+      modernVersion,
+      modernParams,
+      paramHeaders: mirrored?.ok ? paramHeaderValues(mirrored.headers, args) : {},
+    };
+  }
+
+  /** How one attempt goes on the wire: modern headers, or the legacy trace headers, or nothing extra. */
+  #wire(plan: CallPlan, ep: McpEndpoint, modern: boolean, sessionId: string | undefined): Wire | undefined {
+    if (modern) {
+      return {
+        version: plan.modernVersion,
+        headers: {
+          ...plan.traceHeaders,
+          ...plan.paramHeaders,
+          ...modernHeaders(plan.modernVersion, 'tools/call', plan.name),
+        },
+      };
+    }
+    return plan.hasTrace
+      ? { version: this.#sessions.versionFor(ep, sessionId), headers: plan.traceHeaders }
+      : undefined;
   }
 }

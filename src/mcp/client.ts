@@ -19,6 +19,7 @@
  * the `OutboundError` of a refusal (`URL_REFUSED`, `ADDRESS_REFUSED`, `HEADER_INVALID`,
  * `REDIRECT_REFUSED`, `BODY_TOO_LARGE`) as it is.
  */
+import { systemClock } from '../clock.js';
 import type { OutboundClient } from '../http/outbound.js';
 import type { JsonObject } from '../operations/types.js';
 import { McpCalls } from './call.js';
@@ -63,6 +64,7 @@ export class McpClient {
       discoveryTimeoutMs = DEFAULT_DISCOVERY_TIMEOUT_MS,
       notifyTimeoutMs = DEFAULT_NOTIFY_TIMEOUT_MS,
       clientInfo = { name: 'connected-tools', version: '0.1.0' },
+      clock = systemClock,
     } = options;
     this.#settings = {
       timeoutMs,
@@ -73,6 +75,7 @@ export class McpClient {
       discoveryTimeoutMs,
       notifyTimeoutMs,
       clientInfo,
+      clock,
     };
     // The transport asks the sessions which version a request carries, at send time.
     this.#transport = new McpTransport(outbound, this.#settings, (ep, sessionId) =>

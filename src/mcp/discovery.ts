@@ -3,7 +3,6 @@
  * of `tools/list` (following cursors, bounded in pages, tools and time), with a session of its own
  * for a legacy server. Throws `McpClientError`, or the `OutboundError` of a refusal as it is.
  */
-import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../operations/types.js';
 import { replyError, transportError } from './failures.js';
 import { asksForSession } from './outcome.js';
@@ -71,7 +70,7 @@ export class McpDiscovery {
         ? undefined
         : { version };
     for (let pages = 1; ; pages++) {
-      const remaining = Math.floor(deadline - performance.now());
+      const remaining = Math.floor(deadline - this.#settings.clock.monotonic());
       if (remaining <= 0) {
         throw new McpClientError(
           McpErrorCode.TIMEOUT,
@@ -81,52 +80,14 @@ export class McpDiscovery {
           },
         );
       }
-      const id = this.#transport.newId();
-      const params: Record<string, unknown> = cursor === undefined ? {} : { cursor };
-      if (modern) params._meta = modernMeta(version!, this.#settings.clientInfo);
-      const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params });
-      let reply: Reply;
-      try {
-        reply = await this.#transport.send(
-          ep,
-          sessionId,
-          id,
-          body,
-          Math.min(timeoutOf(this.#settings, ep), remaining),
-          undefined,
-          wire,
-        );
-      } catch (err) {
-        throw transportError(err, 'tools/list');
-      }
-      if (reply.type !== 'result') throw replyError(reply, 'tools/list');
-      const result = reply.result;
-      if (!isObject(result) || !Array.isArray(result.tools)) {
-        throw new McpClientError(
-          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
-          'tools/list: the result has no tools array',
-          {
-            reason: 'INVALID_RESPONSE',
-          },
-        );
-      }
-      const next = result.nextCursor;
-      if (next !== undefined && next !== null && typeof next !== 'string') {
-        throw new McpClientError(
-          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
-          'tools/list: nextCursor is not a string',
-          {
-            reason: 'INVALID_RESPONSE',
-          },
-        );
-      }
-      if (modern && resultTypeOf(result) !== 'complete') {
-        throw new McpClientError(
-          McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
-          'tools/list: the result is not complete (resultType must be "complete")',
-          { reason: 'INVALID_RESULT_TYPE' },
-        );
-      }
+      const page = {
+        sessionId,
+        wire,
+        cursor,
+        modern,
+        timeoutMs: Math.min(timeoutOf(this.#settings, ep), remaining),
+      };
+      const { result, next } = listPageOf(await this.#page(ep, page), modern);
       if (modern && pages === 1) cache = cacheHintsOf(result);
       collector.add(result.tools);
       const done = (stopReason: ListStopReason): ListToolsResult & { cache: CacheHints | null } => ({
@@ -149,12 +110,37 @@ export class McpDiscovery {
     }
   }
 
+  /** One `tools/list` request and its result. Throws `McpClientError` or a refusal's `OutboundError`. */
+  async #page(
+    ep: McpEndpoint,
+    page: {
+      sessionId: string | undefined;
+      wire: Wire | undefined;
+      cursor: string | undefined;
+      modern: boolean;
+      timeoutMs: number;
+    },
+  ): Promise<unknown> {
+    const id = this.#transport.newId();
+    const params: Record<string, unknown> = page.cursor === undefined ? {} : { cursor: page.cursor };
+    if (page.modern) params._meta = modernMeta(page.wire!.version, this.#settings.clientInfo);
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params });
+    let reply: Reply;
+    try {
+      reply = await this.#transport.send(ep, page.sessionId, id, body, page.timeoutMs, undefined, page.wire);
+    } catch (err) {
+      throw transportError(err, 'tools/list');
+    }
+    if (reply.type !== 'result') throw replyError(reply, 'tools/list');
+    return reply.result;
+  }
+
   /**
    * Lists every tool with this process's session for the connection, running `initialize` first
    * when there is none. Throws `McpClientError` or a refusal's `OutboundError`.
    */
   async listTools(ep: McpEndpoint): Promise<ListToolsResult> {
-    const deadline = performance.now() + this.#settings.discoveryTimeoutMs;
+    const deadline = this.#settings.clock.monotonic() + this.#settings.discoveryTimeoutMs;
     const held = this.#sessions.held(ep.id);
     let sessionId = held
       ? held.sessionId
@@ -188,7 +174,7 @@ export class McpDiscovery {
    * refusal's `OutboundError`.
    */
   async discover(ep: McpEndpoint): Promise<DiscoverResult> {
-    const deadline = performance.now() + this.#settings.discoveryTimeoutMs;
+    const deadline = this.#settings.clock.monotonic() + this.#settings.discoveryTimeoutMs;
     const timeoutMs = Math.min(timeoutOf(this.#settings, ep), this.#settings.discoveryTimeoutMs);
     const modern = await this.#probeModern(ep, timeoutMs);
     if (modern !== null) {
@@ -285,4 +271,34 @@ export class McpDiscovery {
     }
     return null;
   }
+}
+
+/** A `tools/list` result checked: its tools array and next cursor. Throws `McpClientError`. */
+function listPageOf(
+  result: unknown,
+  modern: boolean,
+): { result: Record<string, unknown> & { tools: unknown[] }; next: string | null | undefined } {
+  if (!isObject(result) || !Array.isArray(result.tools)) {
+    throw new McpClientError(
+      McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+      'tools/list: the result has no tools array',
+      {
+        reason: 'INVALID_RESPONSE',
+      },
+    );
+  }
+  const next = result.nextCursor;
+  if (next !== undefined && next !== null && typeof next !== 'string') {
+    throw new McpClientError(McpErrorCode.UPSTREAM_PROTOCOL_ERROR, 'tools/list: nextCursor is not a string', {
+      reason: 'INVALID_RESPONSE',
+    });
+  }
+  if (modern && resultTypeOf(result) !== 'complete') {
+    throw new McpClientError(
+      McpErrorCode.UPSTREAM_PROTOCOL_ERROR,
+      'tools/list: the result is not complete (resultType must be "complete")',
+      { reason: 'INVALID_RESULT_TYPE' },
+    );
+  }
+  return { result: result as Record<string, unknown> & { tools: unknown[] }, next };
 }

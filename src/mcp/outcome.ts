@@ -2,7 +2,6 @@
  * A call's outcome from what happened (pure): the tool's result (legacy or modern), a failed
  * session handshake, and the attempts, re-sends and wall time every outcome carries.
  */
-import { performance } from 'node:perf_hooks';
 import { OutboundError, OutboundErrorCode } from '../http/outbound-error.js';
 import { isObject, type JsonObject, type JsonValue } from '../operations/types.js';
 import type { Reply } from './transport.js';
@@ -38,14 +37,14 @@ export interface Tally {
   resends: number;
 }
 
-/** Completes an outcome with its attempts, re-sends and wall time. */
-export function withBase(outcome: OutcomeBody, tally: Tally, started: number): CallToolOutcome {
+/** Completes an outcome with its attempts, re-sends and wall time (`elapsedMs`, on the caller's clock). */
+export function withBase(outcome: OutcomeBody, tally: Tally, elapsedMs: number): CallToolOutcome {
   // Not `{ ...outcome, attempts, … }`: V8 (Node 20) takes microseconds over a spread followed by
   // more properties, on every call; `Object.assign` builds the same object in a fraction of that.
   return Object.assign({}, outcome, {
     attempts: tally.attempts,
     resends: tally.resends,
-    durationMs: Math.round((performance.now() - started) * 100) / 100,
+    durationMs: Math.round(elapsedMs * 100) / 100,
   });
 }
 

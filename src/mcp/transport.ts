@@ -16,8 +16,7 @@
  * server's `retry:` wait (2025-11-25 "Resumability and Redelivery"), at most `MAX_SSE_RESUMPTIONS`
  * times and within the same per-attempt deadline.
  */
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleepOn } from '../clock.js';
 import { TRANSPORT_HEADER_NAMES } from '../connections/headers.js';
 import {
   OutboundError,
@@ -25,16 +24,13 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../http/outbound.js';
-import type { JsonValue } from '../operations/types.js';
+import { eventMessage, headerValue, mediaType, readExcerpt, toReply, type Reply } from './reply.js';
 import { parseSse, SseLimitError, type SseResumeState } from './sse.js';
-import type { McpEndpoint, McpSettings, ProtocolProblem, RpcErrorInfo } from './types.js';
-import { isObject } from '../operations/types.js';
+import type { McpEndpoint, McpSettings } from './types.js';
 import { serverAskOf, serverRequestAnswer, type ServerAsk } from './versions.js';
 
-/** Bytes of an error body read for its excerpt; the rest is discarded. */
-const EXCERPT_READ_BYTES = 4 * 1024; // 4 KiB
-/** Characters of an error body kept in `bodyExcerpt`. */
-const EXCERPT_CHARS = 500;
+export { headerValue, raceSignal, type Reply } from './reply.js';
+
 const ACCEPT = 'application/json, text/event-stream';
 /** Server requests (such as `ping`) answered per answer stream; more are ignored. */
 const MAX_SERVER_REQUESTS_ANSWERED = 8;
@@ -49,18 +45,6 @@ export const DEFAULT_SSE_RETRY_MS = 1_000; // 1 second
 /** A server's `retry:` is honoured up to this; longer waits are cut to it (the deadline still rules). */
 export const MAX_SSE_RETRY_MS = 30_000; // 30 seconds
 
-export type Reply =
-  | {
-      type: 'result';
-      result: unknown;
-      response: OutboundResponse;
-      /** What the server asked us for on the stream before its answer (declined or refused). */
-      asked?: ServerAsk[];
-    }
-  | { type: 'rpc_error'; error: RpcErrorInfo }
-  | { type: 'http'; status: number; bodyExcerpt: string; wwwAuthenticate: string | null }
-  | { type: 'protocol'; problem: ProtocolProblem; detail: string };
-
 /** How one request goes on the wire beyond the session: its version and extra headers. */
 export interface Wire {
   version: string;
@@ -69,95 +53,6 @@ export interface Wire {
 
 /** Raised inside the client when `getAuthHeaders` rejects. */
 export class AuthHeadersFailed extends Error {}
-
-export function headerValue(res: OutboundResponse, name: string): string | null {
-  const v = res.headers[name];
-  return typeof v === 'string' ? v : Array.isArray(v) ? v.join(', ') : null;
-}
-
-function mediaType(res: OutboundResponse): string {
-  const ct = headerValue(res, 'content-type');
-  if (ct === null) return '';
-  const semi = ct.indexOf(';');
-  return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase();
-}
-
-/** Reads at most a few KiB of an error body, as one printable line. Never throws. */
-async function readExcerpt(res: OutboundResponse): Promise<string> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of res.body) {
-      chunks.push(chunk);
-      total += chunk.length;
-      if (total >= EXCERPT_READ_BYTES) break;
-    }
-  } catch {
-    // An excerpt is a courtesy: a body that fails to arrive leaves what we have.
-  }
-  const text = Buffer.concat(chunks, total).subarray(0, EXCERPT_READ_BYTES).toString('utf8');
-  // eslint-disable-next-line no-control-regex
-  const line = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
-  return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
-}
-
-function parseRpcError(value: unknown): RpcErrorInfo | null {
-  if (!isObject(value) || typeof value.code !== 'number' || typeof value.message !== 'string') return null;
-  const info: RpcErrorInfo = { code: value.code, message: value.message };
-  if (value.data !== undefined) info.data = value.data as JsonValue;
-  return info;
-}
-
-/** Interprets one JSON-RPC message as the answer to `id`. */
-function toReply(message: unknown, id: number, response: OutboundResponse): Reply {
-  if (Array.isArray(message)) {
-    return {
-      type: 'protocol',
-      problem: 'INVALID_RESPONSE',
-      detail: 'a batch answer, which 2025-06-18 does not allow',
-    };
-  }
-  if (!isObject(message) || message.jsonrpc !== '2.0') {
-    return {
-      type: 'protocol',
-      problem: 'INVALID_RESPONSE',
-      detail: 'the answer is not a JSON-RPC 2.0 message',
-    };
-  }
-  if (message.id !== id) {
-    return {
-      type: 'protocol',
-      problem: 'RESPONSE_ID_MISMATCH',
-      detail: `the answer is for id ${JSON.stringify(message.id) ?? 'undefined'}, expected ${id}`,
-    };
-  }
-  if ('error' in message) {
-    const error = parseRpcError(message.error);
-    return error
-      ? { type: 'rpc_error', error }
-      : {
-          type: 'protocol',
-          problem: 'INVALID_RESPONSE',
-          detail: 'the JSON-RPC error has no numeric code or no message',
-        };
-  }
-  if ('result' in message) return { type: 'result', result: message.result, response };
-  return { type: 'protocol', problem: 'INVALID_RESPONSE', detail: 'the answer has neither result nor error' };
-}
-
-export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void =>
-      reject(new OutboundError(OutboundErrorCode.ABORTED, 'the call was aborted', { reachedServer: true }));
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
-  });
-}
 
 /** The requests a server sent on one answer stream: how many we answered, what they asked for. */
 interface ServerRequests {
@@ -168,7 +63,10 @@ interface ServerRequests {
 }
 
 /** The limits the transport applies to every answer and background message. */
-export type TransportLimits = Pick<McpSettings, 'maxBodyBytes' | 'maxSseEvents' | 'notifyTimeoutMs'>;
+export type TransportLimits = Pick<
+  McpSettings,
+  'maxBodyBytes' | 'maxSseEvents' | 'notifyTimeoutMs' | 'clock'
+>;
 
 export class McpTransport {
   readonly #outbound: OutboundClient;
@@ -251,7 +149,7 @@ export class McpTransport {
     wire?: Wire,
     onNotification?: (method: string, params: unknown) => void,
   ): Promise<Reply> {
-    const deadline = performance.now() + timeoutMs;
+    const deadline = this.#limits.clock.monotonic() + timeoutMs;
     const headers = await this.headers(ep, sessionId, wire);
     const res = await this.#outbound.request(ep.url, {
       method: 'POST',
@@ -337,15 +235,16 @@ export class McpTransport {
   ): Promise<OutboundResponse | string> {
     const wait = Math.min(resume.reconnectMs ?? DEFAULT_SSE_RETRY_MS, MAX_SSE_RETRY_MS);
     const host = new URL(ep.url).hostname;
-    if (performance.now() + wait >= request.deadline) {
+    const clock = this.#limits.clock;
+    if (clock.monotonic() + wait >= request.deadline) {
       throw new OutboundError(
         OutboundErrorCode.TIMEOUT,
         `${host} closed the answer stream and asked to resume it after ${wait} ms, past the request's deadline`,
-        { reachedServer: true, data: { timeoutMs: Math.round(request.deadline - performance.now()) } },
+        { reachedServer: true, data: { timeoutMs: Math.round(request.deadline - clock.monotonic()) } },
       );
     }
     try {
-      await sleep(wait, undefined, { signal: request.signal });
+      await sleepOn(clock, wait, request.signal);
     } catch {
       throw new OutboundError(OutboundErrorCode.ABORTED, 'the call was aborted', { reachedServer: true });
     }
@@ -356,7 +255,7 @@ export class McpTransport {
     const res = await this.#outbound.request(ep.url, {
       method: 'GET',
       headers,
-      timeoutMs: Math.max(1, Math.floor(request.deadline - performance.now())),
+      timeoutMs: Math.max(1, Math.floor(request.deadline - clock.monotonic())),
       maxBodyBytes: this.#limits.maxBodyBytes,
       signal: request.signal,
     });
@@ -394,50 +293,11 @@ export class McpTransport {
       for await (const event of events) {
         // Priming events and keep-alives carry no data.
         if (event.data === '') continue;
-        let message: unknown;
-        try {
-          message = JSON.parse(event.data);
-        } catch {
-          return {
-            type: 'protocol',
-            problem: 'INVALID_JSON',
-            detail: 'an event of the stream is not valid JSON',
-          };
-        }
-        if (!isObject(message)) {
-          return {
-            type: 'protocol',
-            problem: 'INVALID_RESPONSE',
-            detail: 'an event of the stream is not a JSON-RPC message',
-          };
-        }
+        const parsed = eventMessage(event.data);
+        if ('problem' in parsed) return parsed.problem;
+        const { message } = parsed;
         if (typeof message.method === 'string') {
-          // A request from the server: answer it so that it does not wait on us (a few per
-          // stream, so a hostile stream cannot make us flood it). Notifications are skipped.
-          if (
-            message.id !== undefined &&
-            message.id !== null &&
-            answered.count < MAX_SERVER_REQUESTS_ANSWERED
-          ) {
-            answered.count++;
-            const ask = serverAskOf(message.method);
-            if (ask !== null && !answered.asked.includes(ask)) answered.asked.push(ask);
-            this.post(
-              ep,
-              sessionId,
-              JSON.stringify({
-                jsonrpc: '2.0',
-                id: message.id,
-                ...serverRequestAnswer(message.method, answered.version),
-              }),
-            );
-          } else if (message.id === undefined && onNotification) {
-            try {
-              onNotification(message.method, message.params);
-            } catch {
-              // The receiver's problem must not end the call.
-            }
-          }
+          this.#onServerMessage(ep, sessionId, message, message.method, answered, onNotification);
           continue;
         }
         if (message.id === id) {
@@ -453,6 +313,34 @@ export class McpTransport {
         return { type: 'protocol', problem: 'SSE_LIMIT_EXCEEDED', detail: err.message };
       }
       throw err;
+    }
+  }
+
+  /**
+   * A request from the server is answered so that it does not wait on us (a few per stream, so a
+   * hostile stream cannot make us flood it); a notification goes to the receiver, if any.
+   */
+  #onServerMessage(
+    ep: McpEndpoint,
+    sessionId: string | undefined,
+    message: Record<string, unknown>,
+    method: string,
+    answered: ServerRequests,
+    onNotification?: (method: string, params: unknown) => void,
+  ): void {
+    if (message.id !== undefined && message.id !== null) {
+      if (answered.count >= MAX_SERVER_REQUESTS_ANSWERED) return;
+      answered.count++;
+      const ask = serverAskOf(method);
+      if (ask !== null && !answered.asked.includes(ask)) answered.asked.push(ask);
+      const answer = { jsonrpc: '2.0', id: message.id, ...serverRequestAnswer(method, answered.version) };
+      this.post(ep, sessionId, JSON.stringify(answer));
+    } else if (message.id === undefined && onNotification) {
+      try {
+        onNotification(method, message.params);
+      } catch {
+        // The receiver's problem must not end the call.
+      }
     }
   }
 

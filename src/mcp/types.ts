@@ -3,6 +3,7 @@
  * the defaults every part shares. No I/O.
  */
 import { AppError } from '../errors.js';
+import type { Clock } from '../clock.js';
 import type { OutboundErrorCode } from '../http/outbound.js';
 import { CALL_TIMEOUT_MS } from '../limits.js';
 import type { JsonObject, JsonValue, Risk } from '../operations/types.js';
@@ -60,6 +61,8 @@ export interface McpClientOptions {
   discoveryTimeoutMs?: number;
   notifyTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
+  /** The clock deadlines, pauses and durations run on (src/clock.ts). Defaults to `systemClock`. */
+  clock?: Clock;
 }
 
 export interface InitializeResult {
@@ -253,6 +256,7 @@ export interface McpSettings {
   discoveryTimeoutMs: number;
   notifyTimeoutMs: number;
   clientInfo: { name: string; version: string };
+  clock: Clock;
 }
 
 /** The per-attempt deadline of a request: the call's, else the endpoint's, else the client's. */

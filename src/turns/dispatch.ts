@@ -16,7 +16,7 @@ import {
 } from '../connections/endpoint.js';
 import { makeScrubber, type Scrubber } from '../connections/scrub.js';
 import { bearerChallenge } from '../oauth/challenge.js';
-import { isOutboundError } from '../http/outbound.js';
+import { isOutboundError, type OutboundError } from '../http/outbound.js';
 import type { CallToolOutcome, McpEndpoint, ServerNotification } from '../mcp/client.js';
 import { failureOfOutboundCode, mayRetry } from '../operations/retry.js';
 import type { JsonObject } from '../operations/types.js';
@@ -35,7 +35,8 @@ async function callOpenApi(
   args: JsonObject,
   trace: TraceContext | null,
 ): Promise<CallResult> {
-  const started = performance.now();
+  const clock = services.clock;
+  const started = clock.monotonic();
   const built = buildRequest(op.binding!, args);
   if (!built.ok) return failure(CallStatus.REJECTED, built.message);
   const { request } = built;
@@ -64,10 +65,10 @@ async function callOpenApi(
       return Object.assign(result, {
         attempts: attempt,
         resends: 0,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: Math.round(clock.monotonic() - started),
       });
     } catch (err) {
-      const durationMs = Math.round(performance.now() - started);
+      const durationMs = Math.round(clock.monotonic() - started);
       if (!isOutboundError(err)) throw err;
       const again = mayRetry({
         attempts: attempt,
@@ -78,42 +79,43 @@ async function callOpenApi(
         idempotent: op.idempotent,
       });
       if (again.retry) continue;
-      if (err.code === 'TIMEOUT') {
-        return failure(
-          CallStatus.TIMEOUT,
-          timeoutText(`The API behind ${tool}`, timeoutMs),
-          attempt,
-          durationMs,
-        );
-      }
-      if (err.code === 'BODY_TOO_LARGE') {
-        return failure(
-          CallStatus.UPSTREAM_ERROR,
-          `The API behind ${tool} answered with more data than the service reads. Ask for less (filters, smaller pages).`,
-          attempt,
-          durationMs,
-        );
-      }
-      if (err.code === 'CONNECT_FAILED') {
-        return failure(
-          CallStatus.UPSTREAM_ERROR,
-          unreachableText(`The API behind ${tool}`),
-          attempt,
-          durationMs,
-        );
-      }
-      if (err.code === 'TRANSPORT_ERROR') {
-        return failure(CallStatus.UPSTREAM_ERROR, brokeText(`the API behind ${tool}`), attempt, durationMs);
-      }
-      // Refused by policy (address, scheme, header): a configuration problem, not the model's.
-      return failure(
-        CallStatus.UPSTREAM_ERROR,
-        `The API behind ${tool} is not reachable from this service (${err.code}). The team will check.`,
-        attempt,
-        durationMs,
-      );
+      return outboundFailure(err, tool, timeoutMs, attempt, durationMs);
     }
   }
+}
+
+/** What the model is told when the API behind `tool` gave no answer (the outbound error's code). */
+function outboundFailure(
+  err: OutboundError,
+  tool: string,
+  timeoutMs: number,
+  attempt: number,
+  durationMs: number,
+): CallResult {
+  if (err.code === 'TIMEOUT') {
+    return failure(CallStatus.TIMEOUT, timeoutText(`The API behind ${tool}`, timeoutMs), attempt, durationMs);
+  }
+  if (err.code === 'BODY_TOO_LARGE') {
+    return failure(
+      CallStatus.UPSTREAM_ERROR,
+      `The API behind ${tool} answered with more data than the service reads. Ask for less (filters, smaller pages).`,
+      attempt,
+      durationMs,
+    );
+  }
+  if (err.code === 'CONNECT_FAILED') {
+    return failure(CallStatus.UPSTREAM_ERROR, unreachableText(`The API behind ${tool}`), attempt, durationMs);
+  }
+  if (err.code === 'TRANSPORT_ERROR') {
+    return failure(CallStatus.UPSTREAM_ERROR, brokeText(`the API behind ${tool}`), attempt, durationMs);
+  }
+  // Refused by policy (address, scheme, header): a configuration problem, not the model's.
+  return failure(
+    CallStatus.UPSTREAM_ERROR,
+    `The API behind ${tool} is not reachable from this service (${err.code}). The team will check.`,
+    attempt,
+    durationMs,
+  );
 }
 
 /**

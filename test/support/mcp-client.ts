@@ -16,12 +16,15 @@ export function outboundClient(
   return outbound;
 }
 
-/** An MCP client over its own loopback-allowed outbound client; `cleanups` waits for it to go idle, then closes both. */
+/**
+ * An MCP client over its own loopback-allowed outbound client (both on `options.clock` when given);
+ * `cleanups` waits for it to go idle, then closes both.
+ */
 export function mcpClient(
   cleanups: CleanupSink,
   options: ConstructorParameters<typeof McpClient>[1] = {},
 ): McpClient {
-  const outbound = new OutboundClient({ allowLoopback: true });
+  const outbound = new OutboundClient({ allowLoopback: true, clock: options.clock });
   const client = new McpClient(outbound, options);
   cleanups.push(async () => {
     await client.whenIdle();

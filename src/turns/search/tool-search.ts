@@ -14,6 +14,7 @@
  *   storable, the limit bounded by TOOL_SEARCH_MAX_LIMIT; anything else is REJECTED.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { dateOf, systemClock, type Clock } from '../../clock.js';
 import type { ToolSearchConfig } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { uuidv7 } from '../../db/ids.js';
@@ -117,6 +118,8 @@ export class ToolSearch {
     private readonly orm: MikroORM,
     private readonly config: ToolSearchConfig,
     private readonly logger: Logger,
+    /** The clock of the search's record: its start and duration (src/clock.ts). */
+    private readonly clock: Clock = systemClock,
   ) {
     this.#searchTool = searchToolsTool(config);
   }
@@ -233,45 +236,71 @@ export class ToolSearch {
    * cache could not be read: nothing is searched).
    */
   async search(turn: SearchTurn, tools: AssistantTools | null, args: JsonObject): Promise<SearchAnswer> {
-    const started = new Date();
-    const t0 = performance.now();
+    const started = dateOf(this.clock);
+    const t0 = this.clock.monotonic();
     const parsed = this.parseArguments(args);
-    let result: CallResult;
-    let found: FoundTool[] = [];
-    let recordedArgs: JsonValue;
+    const { result, found, recordedArgs } = this.#find(turn, tools, parsed);
+    const durationMs = Math.round(this.clock.monotonic() - t0);
+    result.durationMs = durationMs;
+    return this.#record(turn, tools, { parsed, result, found, recordedArgs, started, durationMs });
+  }
+
+  /** The search itself (no I/O): the ranked tools, or why nothing was searched. */
+  #find(
+    turn: SearchTurn,
+    tools: AssistantTools | null,
+    parsed: ReturnType<ToolSearch['parseArguments']>,
+  ): { result: CallResult; found: FoundTool[]; recordedArgs: JsonValue } {
     if (!parsed.ok) {
-      result = failure(CallStatus.REJECTED, parsed.message);
-      recordedArgs = { _refused: 'arguments not kept' };
-    } else if (tools === null) {
-      result = failure(
+      return {
+        result: failure(CallStatus.REJECTED, parsed.message),
+        found: [],
+        recordedArgs: { _refused: 'arguments not kept' },
+      };
+    }
+    const recordedArgs = { query: parsed.query, limit: parsed.limit };
+    if (tools === null) {
+      const result = failure(
         CallStatus.UNAVAILABLE,
         `${SEARCH_TOOLS_NAME} cannot search right now. Nothing was done; it may work if tried again later.`,
       );
-      recordedArgs = { query: parsed.query, limit: parsed.limit };
-    } else {
-      recordedArgs = { query: parsed.query, limit: parsed.limit };
-      const entry = this.#entry(tools, turn.dialect);
-      const hits = this.#indexOf(tools).search(parsed.query, {
-        limit: parsed.limit,
-        // Both gates now (the entry holds only callable operations) and declarable in this dialect.
-        allow: (id) => entry.nameOf.has(id) && tools.operations.has(id),
-      });
-      const byName = new Map(entry.full.tools.map((t) => [t.name, t]));
-      found = hits.map((h) => {
-        const name = entry.nameOf.get(h.id)!;
-        return {
-          name,
-          operationKey: tools.operations.get(h.id)!.key,
-          score: Math.round(h.score * 1000) / 1000,
-          matched: h.matched,
-          declaration: byName.get(name)!.declaration,
-        };
-      });
-      result = searchResult(parsed.query, found);
+      return { result, found: [], recordedArgs };
     }
+    const entry = this.#entry(tools, turn.dialect);
+    const hits = this.#indexOf(tools).search(parsed.query, {
+      limit: parsed.limit,
+      // Both gates now (the entry holds only callable operations) and declarable in this dialect.
+      allow: (id) => entry.nameOf.has(id) && tools.operations.has(id),
+    });
+    const byName = new Map(entry.full.tools.map((t) => [t.name, t]));
+    const found = hits.map((h) => {
+      const name = entry.nameOf.get(h.id)!;
+      return {
+        name,
+        operationKey: tools.operations.get(h.id)!.key,
+        score: Math.round(h.score * 1000) / 1000,
+        matched: h.matched,
+        declaration: byName.get(name)!.declaration,
+      };
+    });
+    return { result: searchResult(parsed.query, found), found, recordedArgs };
+  }
+
+  /** Records the search in one statement (SEARCH_RECORD_SQL) and makes its tools callable in the turn. */
+  async #record(
+    turn: SearchTurn,
+    tools: AssistantTools | null,
+    search: {
+      parsed: ReturnType<ToolSearch['parseArguments']>;
+      result: CallResult;
+      found: FoundTool[];
+      recordedArgs: JsonValue;
+      started: Date;
+      durationMs: number;
+    },
+  ): Promise<SearchAnswer> {
+    const { parsed, result, found, recordedArgs, started, durationMs } = search;
     const callId = uuidv7();
-    const durationMs = Math.round(performance.now() - t0);
-    result.durationMs = durationMs;
     const argsJson = storableJson(recordedArgs);
     const summary = found.map(({ name, operationKey, score, matched }) => ({
       name,

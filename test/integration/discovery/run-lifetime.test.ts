@@ -21,8 +21,12 @@ import {
   type RawServerHandle,
 } from '../../support/mcp-servers.js';
 import { sleep } from '../../support/turns.js';
+import { FakeClock } from '../../support/fake-clock.js';
+import { waitUntil } from '../../support/wait.js';
 
 let t: TestApp;
+/** The app's clock: the run deadline is moved past by hand (PostgreSQL's lock waits stay real). */
+const clock = new FakeClock();
 let server: RawServerHandle;
 let admin: string;
 let workspaceId: string;
@@ -30,7 +34,7 @@ let listDelayMs = 0;
 let tools = [{ name: 'first', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }];
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { DISCOVERY_DEADLINE_MS: '1500' } });
+  t = await startTestApp({ env: { DISCOVERY_DEADLINE_MS: '1500' }, clock });
   server = await startRawServer(async (req, res) => {
     if (req.httpMethod === 'DELETE') return void res.writeHead(405).end();
     if (acceptNotification(req, res)) return;
@@ -70,7 +74,14 @@ describe('the discovery deadline', () => {
     const connectionId = await connect('Slow');
     tools = [{ name: 'second', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }];
     listDelayMs = 4_000;
-    const result = await t.ok(DiscoverDocument, { input: { connectionId } }, admin);
+    const asked = server.requests.length;
+    const pending = t.ok(DiscoverDocument, { input: { connectionId } }, admin);
+    // The source holds its first answer: the run's deadline, not the source, ends the run.
+    await waitUntil(() => server.requests.length > asked);
+    await clock.advance(1_499);
+    expect(server.requests.length).toBe(asked + 1);
+    await clock.advance(1);
+    const result = await pending;
     expect(result.discover.run).toMatchObject({
       outcome: 'FAILED',
       errorCode: 'DISCOVERY_DEADLINE_EXCEEDED',

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OutboundError, type OutboundOptions, type OutboundResponse } from '../../../src/http/outbound.js';
 import { waitUntil } from '../../support/wait.js';
 import { outboundClient } from '../../support/mcp-client.js';
+import { FakeClock } from '../../support/fake-clock.js';
 
 interface Peer {
   url: string;
@@ -187,14 +188,18 @@ describe('OutboundClient over loopback', () => {
   it('should time out when the server never answers', async () => {
     let held = false;
     const p = await peer((_req, res) => res.on('close', () => (held = true)));
-    const c = client();
-    const started = performance.now();
-    const err = await failure(c.request(`${p.url}/`, { timeoutMs: 200 }));
+    const clock = new FakeClock();
+    const c = client({ allowLoopback: true, clock });
+    const pending = failure(c.request(`${p.url}/`, { timeoutMs: 10_000 }));
+    await waitUntil(() => p.seen.length === 1);
+    // Not before the deadline, and by it: the client dropped the connection the server still held.
+    await clock.advance(9_999);
+    expect(held).toBe(false);
+    await clock.advance(1);
+    const err = await pending;
     expect(err.code).toBe('TIMEOUT');
     expect(err.reachedServer).toBe(true);
-    // Not before the deadline (a timer never fires early), and by it: the client dropped the
-    // connection the server still held; without a deadline the test would run out of time.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    expect(err.data.timeoutMs).toBe(10_000);
     await waitUntil(() => held);
   });
 
@@ -208,12 +213,18 @@ describe('OutboundClient over loopback', () => {
       });
     });
     let dropped = false;
-    const c = client();
-    const res = await c.request(`${p.url}/`, { timeoutMs: 300 });
+    const clock = new FakeClock();
+    const c = client({ allowLoopback: true, clock });
+    const res = await c.request(`${p.url}/`, { timeoutMs: 10_000 });
+    const pending = failure(res.text());
     // The deadline covers the body: each drop does not push it back, or this would read forever.
-    const err = await failure(res.text());
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      await clock.advance(1_000);
+    }
+    const err = await pending;
     expect(err.code).toBe('TIMEOUT');
-    expect(err.data.timeoutMs).toBe(300);
+    expect(err.data.timeoutMs).toBe(10_000);
     await waitUntil(() => dropped);
   });
 

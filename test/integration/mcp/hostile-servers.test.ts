@@ -18,6 +18,8 @@ import {
 import { waitUntil } from '../../support/wait.js';
 import { cleanupAfterEach } from '../../support/cleanups.js';
 import { mcpClient, mcpEndpoint } from '../../support/mcp-client.js';
+import { FakeClock } from '../../support/fake-clock.js';
+import { mcpClientOn } from '../../support/fake-time-clients.js';
 
 const cleanups = cleanupAfterEach();
 
@@ -92,10 +94,19 @@ describe('a server that never answers', () => {
   it('should time out a READ call at the configured time, retry once with a new id, and cancel both ids', async () => {
     const closed: unknown[] = [];
     const s = await peer({ call: holdAndRecordClose(closed) });
-    const c = client();
-    const outcome = await c.callTool(endpoint(s.url, 300), 'slow', {}, READ);
-    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 300, attempts: 2, resends: 0 });
-    expect(outcome.durationMs).toBeGreaterThanOrEqual(590);
+    const clock = new FakeClock();
+    const c = mcpClientOn(clock, cleanups);
+    const pending = c.callTool(endpoint(s.url, 10_000), 'slow', {}, READ);
+    await waitUntil(() => callIds(s).length === 1);
+    await clock.advance(9_999);
+    expect(callIds(s)).toHaveLength(1);
+    await clock.advance(1);
+    // The retry, once the first id's cancel has reached the server.
+    await waitUntil(() => callIds(s).length === 2 && cancelledIds(s).length === 1);
+    await clock.advance(10_000);
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 10_000, attempts: 2, resends: 0 });
+    expect(outcome.durationMs).toBe(20_000);
     await c.whenIdle();
     const ids = callIds(s);
     expect(ids).toHaveLength(2);
@@ -122,8 +133,14 @@ describe('a server that never answers', () => {
         // With the session: never answers.
       },
     });
-    const c = client();
-    const outcome = await c.callTool(endpoint(s.url, 300), 'slow', {}, READ);
+    const clock = new FakeClock();
+    const c = mcpClientOn(clock, cleanups);
+    const pending = c.callTool(endpoint(s.url, 10_000), 'slow', {}, READ);
+    await waitUntil(() => callIds(s).length === 2);
+    await clock.advance(10_000);
+    await waitUntil(() => callIds(s).length === 3 && cancelledIds(s).length === 1);
+    await clock.advance(10_000);
+    const outcome = await pending;
     expect(outcome).toMatchObject({ kind: 'timeout', attempts: 2, resends: 1 });
     await c.whenIdle();
     expect(callIds(s)).toHaveLength(3);
@@ -133,9 +150,13 @@ describe('a server that never answers', () => {
   it('should not retry a WRITE call that timed out, since it may have reached the server', async () => {
     const closed: unknown[] = [];
     const s = await peer({ call: holdAndRecordClose(closed) });
-    const c = client();
-    const outcome = await c.callTool(endpoint(s.url, 300), 'slow', {}, WRITE);
-    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 300, attempts: 1 });
+    const clock = new FakeClock();
+    const c = mcpClientOn(clock, cleanups);
+    const pending = c.callTool(endpoint(s.url, 10_000), 'slow', {}, WRITE);
+    await waitUntil(() => callIds(s).length === 1);
+    await clock.advance(10_000);
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 10_000, attempts: 1, durationMs: 10_000 });
     await c.whenIdle();
     expect(callIds(s)).toHaveLength(1);
     expect(cancelledIds(s)).toEqual(callIds(s));
@@ -145,13 +166,14 @@ describe('a server that never answers', () => {
 
   it('should retry an idempotent WRITE after a timeout', async () => {
     const s = await peer({ call: () => undefined });
-    const outcome = await client().callTool(
-      endpoint(s.url, 200),
-      'slow',
-      {},
-      { risk: 'WRITE', idempotent: true },
-    );
-    expect(outcome).toMatchObject({ kind: 'timeout', attempts: 2 });
+    const clock = new FakeClock();
+    const c = mcpClientOn(clock, cleanups);
+    const pending = c.callTool(endpoint(s.url, 10_000), 'slow', {}, { risk: 'WRITE', idempotent: true });
+    await waitUntil(() => callIds(s).length === 1);
+    await clock.advance(10_000);
+    await waitUntil(() => callIds(s).length === 2 && cancelledIds(s).length === 1);
+    await clock.advance(10_000);
+    expect(await pending).toMatchObject({ kind: 'timeout', attempts: 2 });
   });
 
   it('should end a call as cancelled when the caller aborts', async () => {
@@ -172,7 +194,11 @@ describe('a server that never answers', () => {
   it('should time out a discovery whose initialize never answers', async () => {
     const closed: unknown[] = [];
     const s = await peer({ initialize: holdAndRecordClose(closed) });
-    const err = await discoveryError(client().discover(endpoint(s.url, 300)));
+    const clock = new FakeClock();
+    const pending = discoveryError(mcpClientOn(clock, cleanups).discover(endpoint(s.url, 10_000)));
+    await waitUntil(() => s.count('initialize') === 1);
+    await clock.advance(10_000);
+    const err = await pending;
     expect(err.code).toBe('TIMEOUT');
     expect(s.count('tools/list')).toBe(0);
     await waitUntil(() => closed.length === s.count('initialize'));
@@ -198,9 +224,21 @@ describe('event streams that never bring our answer', () => {
       },
     });
     let closed = false;
-    const outcome = await client().callTool(endpoint(s.url, 400), 'drip', {}, WRITE);
-    // Notifications do not push the deadline back: a client that did would read this stream forever.
-    expect(outcome).toMatchObject({ kind: 'timeout', timeoutMs: 400, attempts: 1 });
+    const clock = new FakeClock();
+    const pending = mcpClientOn(clock, cleanups).callTool(endpoint(s.url, 10_000), 'drip', {}, WRITE);
+    await waitUntil(() => callIds(s).length === 1);
+    // Time passes while the stream drips: each step reads notifications, none pushes the deadline back.
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      await clock.advance(1_000);
+    }
+    // A client that reset its deadline on each event would read this stream forever.
+    expect(await pending).toMatchObject({
+      kind: 'timeout',
+      timeoutMs: 10_000,
+      attempts: 1,
+      durationMs: 10_000,
+    });
     await waitUntil(() => closed);
   });
 

@@ -15,6 +15,8 @@ import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { sendJson, startRawToolPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 import { waitUntil } from '../../support/wait.js';
+import { FakeClock } from '../../support/fake-clock.js';
+import type { Clock } from '../../../src/clock.js';
 import { begin, buildWorld, connectTools, type World } from '../../support/turns.js';
 import { DEFAULT_CAP_LEASE_TTL_MS } from '../../../src/guards/cap.js';
 
@@ -49,12 +51,20 @@ function answerOne(peer: HoldPeer): void {
 
 let clock = Date.now();
 const now = () => clock;
+/** Instance A's timers (a call's wait for a slot) on fake time; its wall time is `now`'s. */
+const waits = new FakeClock();
+const clockOfA: Clock = {
+  now,
+  monotonic: () => waits.monotonic(),
+  setTimeout: (fn, ms) => waits.setTimeout(fn, ms),
+  clearTimeout: (timer) => waits.clearTimeout(timer),
+};
 let A: TestApp;
 let B: TestApp;
 const peers: HoldPeer[] = [];
 
 beforeAll(async () => {
-  A = await startTestApp({ now });
+  A = await startTestApp({ clock: clockOfA });
   B = await startTestApp({ now });
 });
 
@@ -171,7 +181,12 @@ describe('concurrency caps', () => {
     await waitUntil(() => A.app.services.guard.caps(rawIdOf(w)).some((c) => c.maxWaitMs === 100));
     const busy = call(A, w, turn.turnId, 'queue__lookup', 10);
     await waitUntil(() => peer.held.length === 1);
-    const write = await call(A, w, turn.turnId, 'queue__update', 11);
+    const writing = call(A, w, turn.turnId, 'queue__update', 11);
+    await waitUntil(() => A.app.services.guard.capSlots(capIdOf(A, w))?.waiting === 1);
+    await waits.advance(99);
+    expect(A.app.services.guard.capSlots(capIdOf(A, w))?.waiting).toBe(1);
+    await waits.advance(1);
+    const write = await writing;
     expect(write).toMatchObject({ ok: false, status: 'RATE_LIMITED', attempts: 0, recorded: true });
     answerOne(peer);
     expect((await busy).status).toBe('SUCCEEDED');

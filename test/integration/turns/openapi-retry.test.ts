@@ -7,10 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { begin, buildOpenApiWorld, call, type World } from '../../support/turns.js';
+import { FakeClock } from '../../support/fake-clock.js';
+import { waitUntil } from '../../support/wait.js';
 
 /** Per-attempt budget of the connection: long enough for a busy machine, short for the test. */
 const TIMEOUT_MS = 1_000;
 let t: TestApp;
+/** The app's clock: a test moves it past the deadline once the request has arrived. */
+const clock = new FakeClock();
 let server: Server;
 let base: string;
 let w: World;
@@ -52,7 +56,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  t = await startTestApp();
+  t = await startTestApp({ clock });
   w = await buildOpenApiWorld(t, 'Shop', `${base}/openapi.json`, { timeoutMs: TIMEOUT_MS });
 });
 
@@ -73,8 +77,11 @@ describe('OpenAPI retries against a hostile API', () => {
 
   it('should send a WRITE once when it times out', async () => {
     const turn = await begin(t, w, 'silent-write');
-    const got = await call(t, w, turn.turnId, 'shop__silentOrder');
-    expect(got).toMatchObject({ ok: false, status: 'TIMEOUT', attempts: 1 });
+    const pending = call(t, w, turn.turnId, 'shop__silentOrder');
+    await waitUntil(() => arrived.get('POST /api/silent/orders') === 1);
+    await clock.advance(TIMEOUT_MS);
+    const got = await pending;
+    expect(got).toMatchObject({ ok: false, status: 'TIMEOUT', attempts: 1, durationMs: TIMEOUT_MS });
     expect(arrived.get('POST /api/silent/orders')).toBe(1);
   });
 
@@ -86,10 +93,16 @@ describe('OpenAPI retries against a hostile API', () => {
       attempts: 2,
     });
     expect(arrived.get('GET /api/reset/items')).toBe(2);
-    expect(await call(t, w, turn.turnId, 'shop__silentItems')).toMatchObject({
+    const pending = call(t, w, turn.turnId, 'shop__silentItems');
+    await waitUntil(() => arrived.get('GET /api/silent/items') === 1);
+    await clock.advance(TIMEOUT_MS);
+    await waitUntil(() => arrived.get('GET /api/silent/items') === 2);
+    await clock.advance(TIMEOUT_MS);
+    expect(await pending).toMatchObject({
       ok: false,
       status: 'TIMEOUT',
       attempts: 2,
+      durationMs: 2 * TIMEOUT_MS,
     });
     expect(arrived.get('GET /api/silent/items')).toBe(2);
   });
