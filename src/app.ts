@@ -168,74 +168,20 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   try {
     await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
-    const clock = options.clock ?? systemClock;
-    const outbound = new OutboundClient({
-      clock,
-      allowHosts: config.outbound.allowHosts,
-      allowLoopback: config.outbound.allowLoopback,
-      timeoutMs: config.outbound.timeoutMs,
-      maxBodyBytes: config.outbound.maxBodyBytes,
-    });
     await notifier.start();
     // After our own LISTEN connection is up, so the instance list it reads includes this one.
     const interrupted = await closeInterruptedRuns(orm.em.fork());
     if (interrupted > 0)
       logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
-    // Built in order, each from what it uses. OAuth's callback runs a discovery and discovery reads
-    // OAuth's headers: OAuth gets a forwarder to the discovery service built right after it.
-    const secrets = new SecretBox(key);
-    const mcp = new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs, clock });
-    const metrics = new Metrics();
-    const descriptions = new DescriptionPool({
-      size: config.descriptions.workers,
-      timeoutMs: config.descriptions.timeoutMs,
-    });
-    const toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
-      mcp.forgetSession(connectionId),
-    );
-    const oauth: OAuthService = new OAuthService(
-      { orm, logger, secrets, outbound, config, mcp, toolCache },
-      { run: (connectionId, trigger, principal) => discovery.run(connectionId, trigger, principal) },
-    );
-    const discovery: DiscoveryService = new DiscoveryService(
-      { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound, clock },
-      (connectionId, workspaceId) =>
-        announceToolChange({ toolCache }, orm.em.getConnection(), {
-          kind: 'connection',
-          id: connectionId,
-          workspaceId,
-        }),
-    );
-    const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
-      now: () => clock.now(),
-      clock,
-      callTimeoutMs: config.outbound.timeoutMs,
-    });
-    await guard.start();
-    const turns = new TurnService(
-      { config, orm, logger, metrics, mcp, oauth, outbound, secrets, guard, clock },
-      toolCache,
-    );
-    const services: Services = {
+    const services = await buildServices(
       config,
-      orm,
       logger,
-      auth: new AuthService(notifier),
-      secrets,
-      outbound,
-      mcp,
-      descriptions,
+      orm,
       notifier,
-      discovery,
-      oauth,
       embedded,
-      toolCache,
-      turns,
-      turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
-      metrics,
-      guard,
-      clock,
-    };
+      key,
+      options.clock ?? systemClock,
+    );
     // Intents left open by a crash or a database outage are closed before this instance serves.
     // Today's and the next days' partitions exist before this instance records a call (rows would
     // still land in the default partition); then kept ahead, and old days dropped (retention).
@@ -249,34 +195,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     await ledgerSweep.runOnce().catch((err: unknown) => logger.error({ err }, 'the ledger sweep failed'));
     const firstAdminToken =
       options.bootstrapAdmin === false ? null : await bootstrapAdminToken(orm, config, logger);
-    const schema = await buildAppSchema();
-    const graphiql = config.graphiql ? explorer() : null;
-    const mcpEndpoint = new McpEndpoint(services);
-    const http = await startHttpServer(services, schema, {
-      port: config.port,
-      host: config.host,
-      routes: {
-        ...oauthRoutes(services),
-        ...debuggerRoutes(),
-        ...consoleRoutes(),
-        ...(graphiql?.routes ?? {}),
-        ...metricsRoutes(services),
-      },
-      explorer: graphiql?.page,
-      prefixRoutes: [
-        [MCP_PATH_PREFIX, mcpEndpoint.handle],
-        [RESOURCE_METADATA_PREFIX, (req, res, url) => mcpEndpoint.resourceMetadata(req, res, url)],
-      ],
-    });
-    mcpEndpoint.start();
-    services.metrics.attach({
-      toolCache: () => services.toolCache,
-      notifier: () => notifier.stats(),
-      pool: () => poolUse(orm),
-      subscriptionsOpen: () => http.stats().subscriptions,
-      socketsOpen: () => http.stats().sockets,
-      principalCache: () => services.auth.cacheSizes(),
-    });
+    const { http, mcpEndpoint } = await serve(services);
     logger.info({ url: http.url }, 'listening');
     services.oauth.startSweep();
     ledgerSweep.start();
@@ -289,31 +208,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       http,
       mcp: mcpEndpoint,
       firstAdminToken,
-      stop: () => {
-        stopping ??= (async () => {
-          // Open MCP streams first: the HTTP server waits for every open request.
-          mcpEndpoint.close();
-          await http.close();
-          logger.debug('http server closed');
-          services.turnEvents.close();
-          services.toolCache.close();
-          await services.oauth.stopSweep();
-          services.turns.close();
-          await services.guard.shutdown();
-          await ledgerSweep.stop();
-          await usageRollup.stop();
-          await partitions.stop();
-          await services.mcp.whenIdle();
-          await outbound.close();
-          await services.descriptions.close();
-          await notifier.stop();
-          await orm.close();
-          logger.debug('database connections closed');
-          await embedded?.stop();
-          logger.debug('embedded PostgreSQL stopped');
-        })();
-        return stopping;
-      },
+      stop: () =>
+        (stopping ??= stopAll(services, { http, mcpEndpoint, ledgerSweep, usageRollup, partitions })),
     };
   } catch (err) {
     await notifier.stop();
@@ -321,4 +217,148 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     await embedded?.stop();
     throw err;
   }
+}
+
+/**
+ * The services, built in order, each from what it uses. OAuth's callback runs a discovery and
+ * discovery reads OAuth's headers: OAuth gets a forwarder to the discovery service built right
+ * after it. Every timer and time of the call path comes from `clock`.
+ */
+async function buildServices(
+  config: Config,
+  logger: Logger,
+  orm: MikroORM,
+  notifier: Notifier,
+  embedded: EmbeddedPostgres | null,
+  key: Buffer,
+  clock: Clock,
+): Promise<Services> {
+  const outbound = new OutboundClient({
+    clock,
+    allowHosts: config.outbound.allowHosts,
+    allowLoopback: config.outbound.allowLoopback,
+    timeoutMs: config.outbound.timeoutMs,
+    maxBodyBytes: config.outbound.maxBodyBytes,
+  });
+  const secrets = new SecretBox(key);
+  const mcp = new McpClient(outbound, { timeoutMs: config.outbound.timeoutMs, clock });
+  const metrics = new Metrics();
+  const descriptions = new DescriptionPool({
+    size: config.descriptions.workers,
+    timeoutMs: config.descriptions.timeoutMs,
+  });
+  const toolCache = new ToolCache(orm, notifier, config.builtInTools, logger, (connectionId) =>
+    mcp.forgetSession(connectionId),
+  );
+  const oauth: OAuthService = new OAuthService(
+    { orm, logger, secrets, outbound, config, mcp, toolCache },
+    { run: (connectionId, trigger, principal) => discovery.run(connectionId, trigger, principal) },
+  );
+  const discovery: DiscoveryService = new DiscoveryService(
+    { config, orm, logger, mcp, metrics, notifier, descriptions, secrets, oauth, outbound, clock },
+    (connectionId, workspaceId) =>
+      announceToolChange({ toolCache }, orm.em.getConnection(), {
+        kind: 'connection',
+        id: connectionId,
+        workspaceId,
+      }),
+  );
+  const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
+    now: () => clock.now(),
+    clock,
+    callTimeoutMs: config.outbound.timeoutMs,
+  });
+  await guard.start();
+  const turns = new TurnService(
+    { config, orm, logger, metrics, mcp, oauth, outbound, secrets, guard, clock },
+    toolCache,
+  );
+  return {
+    config,
+    orm,
+    logger,
+    auth: new AuthService(notifier),
+    secrets,
+    outbound,
+    mcp,
+    descriptions,
+    notifier,
+    discovery,
+    oauth,
+    embedded,
+    toolCache,
+    turns,
+    turnEvents: new TurnEventHub(orm, notifier, logger, { replayMaxEvents: config.limits.replayMaxEvents }),
+    metrics,
+    guard,
+    clock,
+  };
+}
+
+/** The HTTP server with every route, the MCP endpoint started, and /metrics reading the live parts. */
+async function serve(services: Services): Promise<{ http: HttpServer; mcpEndpoint: McpEndpoint }> {
+  const { config, orm, notifier } = services;
+  const schema = await buildAppSchema();
+  const graphiql = config.graphiql ? explorer() : null;
+  const mcpEndpoint = new McpEndpoint(services);
+  const http = await startHttpServer(services, schema, {
+    port: config.port,
+    host: config.host,
+    routes: {
+      ...oauthRoutes(services),
+      ...debuggerRoutes(),
+      ...consoleRoutes(),
+      ...(graphiql?.routes ?? {}),
+      ...metricsRoutes(services),
+    },
+    explorer: graphiql?.page,
+    prefixRoutes: [
+      [MCP_PATH_PREFIX, mcpEndpoint.handle],
+      [RESOURCE_METADATA_PREFIX, (req, res, url) => mcpEndpoint.resourceMetadata(req, res, url)],
+    ],
+  });
+  mcpEndpoint.start();
+  services.metrics.attach({
+    toolCache: () => services.toolCache,
+    notifier: () => notifier.stats(),
+    pool: () => poolUse(orm),
+    subscriptionsOpen: () => http.stats().subscriptions,
+    socketsOpen: () => http.stats().sockets,
+    principalCache: () => services.auth.cacheSizes(),
+  });
+  return { http, mcpEndpoint };
+}
+
+/** Stops everything, in the order that lets each part finish what the one before it still uses. */
+async function stopAll(
+  services: Services,
+  parts: {
+    http: HttpServer;
+    mcpEndpoint: McpEndpoint;
+    ledgerSweep: LedgerSweep;
+    usageRollup: UsageRollup;
+    partitions: PartitionMaintainer;
+  },
+): Promise<void> {
+  const { logger } = services;
+  // Open MCP streams first: the HTTP server waits for every open request.
+  parts.mcpEndpoint.close();
+  await parts.http.close();
+  logger.debug('http server closed');
+  services.turnEvents.close();
+  services.toolCache.close();
+  await services.oauth.stopSweep();
+  services.turns.close();
+  await services.guard.shutdown();
+  await parts.ledgerSweep.stop();
+  await parts.usageRollup.stop();
+  await parts.partitions.stop();
+  await services.mcp.whenIdle();
+  await services.outbound.close();
+  await services.descriptions.close();
+  await services.notifier.stop();
+  await services.orm.close();
+  logger.debug('database connections closed');
+  await services.embedded?.stop();
+  logger.debug('embedded PostgreSQL stopped');
 }

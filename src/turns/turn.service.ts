@@ -174,7 +174,7 @@ export class TurnService {
   ) {
     const run = preparedRunner(services.orm);
     this.#run = run;
-    this.#search = new ToolSearch(services.orm, services.config.toolSearch, services.logger);
+    this.#search = new ToolSearch(services.orm, services.config.toolSearch, services.logger, services.clock);
     this.path = new CallPath(services, cache, run, this.#search, recordRetryDelaysMs);
   }
 
