@@ -99,7 +99,7 @@ export class TurnEventType_ {
   @Field(() => [LeftOutToolType], {
     nullable: true,
     description:
-      'TURN_STARTED: tools left out of the declared list, with why (the first 100; Turn.leftOut has all).',
+      'TURN_STARTED: tools left out of the declared list, with why (the first 10; Turn.leftOut has all).',
   })
   leftOut!: LeftOutToolType[] | null;
 

@@ -41,7 +41,7 @@ import { badInput } from '../graphql/errors.js';
 
 export const DEFAULT_TURN_STATE_MAX = 50_000;
 /** Left-out tools listed in a TURN_STARTED event (all are on the turn's record). */
-const MAX_LEFT_OUT_IN_EVENT = 100;
+const MAX_LEFT_OUT_IN_EVENT = 10;
 
 /** The NOTIFY of each event `e`, sent only while some instance watches (src/db/notifier.ts). */
 const NOTIFY = eventNotifySql('e');

@@ -179,7 +179,7 @@
     ' call { seq name operationKey risk status durationMs attempts message arguments modelArguments' +
     ' result { content structuredContent truncated } progress { kind atMs progress total level message } } } }';
   /** The TURN_STARTED event carries the first LEFT_OUT_IN_EVENT left-out tools; Turn.leftOut has all. */
-  var LEFT_OUT_IN_EVENT = 100;
+  var LEFT_OUT_IN_EVENT = 10;
   var TURN_LEFT_OUT = 'query($id: ID!) { turn(id: $id) { leftOut { name operationKey code reason } } }';
 
   function reset() {
