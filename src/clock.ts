@@ -6,8 +6,8 @@
  * `Clock` from its deps instead of calling `Date.now`, `performance.now` or `setTimeout` itself.
  *
  * On the clock: a call's start time, duration and `READ` start hold (turns/call-path.ts) and its
- * record retries (turns/call-record.ts), the outbound deadline (http/outbound-response.ts), the MCP client's deadlines,
- * stream-resume pauses and durations (mcp/), the discovery run's deadline (discovery/discover.ts),
+ * record retries (turns/call-record.ts), the outbound deadline (http/outbound-response.ts), the
+ * MCP client's deadlines, stream-resume pauses and durations (mcp/), the discovery run's deadline (discovery/discover.ts),
  * OpenAPI call and tool-search durations (turns/dispatch.ts, turns/search/tool-search.ts), the MCP
  * endpoint's idle-Turn window (mcp-server/conversations.ts, in memory and in its SQL), and a call's
  * wait for a cap's slot (guards/cap-slots.ts).
