@@ -28,6 +28,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { Role } from '../src/auth/api-token.entity.js';
 import type { Notifier } from '../src/db/notifier.js';
+import { systemClock } from '../src/clock.js';
 import { CallGuard } from '../src/guards/call-guard.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
@@ -100,7 +101,9 @@ async function guardCost(): Promise<{ noneUs: number; limitedUs: number; cappedU
         return [{ granted: Number(params?.[3] ?? 1), available: 100_000 }];
       },
     };
-    const guard = new CallGuard(() => sql, notifier, createLogger('silent'), new Metrics(), { now: () => t });
+    const guard = new CallGuard(() => sql, notifier, createLogger('silent'), new Metrics(), {
+      clock: { ...systemClock, now: () => t },
+    });
     await guard.start();
     const once = async () => {
       t += 0.05; // 20,000 calls a second of the guard's clock: leases expire and renew as they would

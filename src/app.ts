@@ -264,7 +264,6 @@ async function buildServices(
       }),
   );
   const guard = new CallGuard(() => orm.em.getConnection(), notifier, logger, metrics, {
-    now: () => clock.now(),
     clock,
     callTimeoutMs: config.outbound.timeoutMs,
   });

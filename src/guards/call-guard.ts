@@ -19,7 +19,7 @@
  * - When the database is unreachable, a limit or cap fails closed for a WRITE (not sent) and open
  *   for a READ (sent).
  */
-import type { Clock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Notifier, SqlRunner, GuardSignal } from '../db/notifier.js';
@@ -64,10 +64,11 @@ export type Admission = Permit | Refusal;
 const PASS: Permit = { ok: true, probes: null };
 
 export interface CallGuardOptions {
-  /** The clock a call's wait for a cap's slot runs on (src/clock.ts). Default: `systemClock`. */
+  /**
+   * The guard's time (src/clock.ts): its wall time drives windows, cool-downs and buckets, its
+   * timers a call's wait for a cap's slot. Default: `systemClock`; tests drive it with fake time.
+   */
   clock?: Clock;
-  /** Epoch ms; injected so tests drive windows, cool-downs and buckets with fake time. */
-  now?: () => number;
   rule?: BreakerRule;
   leaseTtlMs?: number;
   /** The call budget a probe's claim outlives (per attempt; a call has at most two). */
@@ -100,16 +101,16 @@ export class CallGuard {
     private readonly metrics: Metrics,
     options: CallGuardOptions = {},
   ) {
-    this.#now = options.now ?? Date.now;
+    const clock = options.clock ?? systemClock;
+    this.#now = () => clock.now();
     this.#rule = options.rule ?? DEFAULT_BREAKER_RULE;
     this.#callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.#breakers = new BreakerStore(sql);
     this.#rates = new RateLimits(sql, logger, options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
     this.#slots = new CapSlots(sql, notifier, logger, {
-      now: this.#now,
       callTimeoutMs: this.#callTimeoutMs,
       leaseTtlMs: options.capLeaseTtlMs,
-      clock: options.clock,
+      clock,
     });
   }
 

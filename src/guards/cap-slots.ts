@@ -42,11 +42,9 @@ export interface CapEntry {
 }
 
 export interface CapSlotsOptions {
-  /** Epoch ms; the guard's clock. */
-  now: () => number;
   /** The call budget when a connection sets none. */
   callTimeoutMs: number;
-  /** How long a cap's lease lives unrenewed (ms of `now`); renewed every third of it. */
+  /** How long a cap's lease lives unrenewed (ms of the clock's wall time); renewed every third of it. */
   leaseTtlMs?: number;
   /**
    * The clock a call's wait in line and its remaining budget run on (src/clock.ts). Default:
@@ -74,8 +72,8 @@ export class CapSlots {
     private readonly logger: Logger,
     options: CapSlotsOptions,
   ) {
-    this.#now = options.now;
     this.#clock = options.clock ?? systemClock;
+    this.#now = () => this.#clock.now();
     this.#callTimeoutMs = options.callTimeoutMs;
     this.#store = new CapStore(sql);
     this.#leaseTtlMs = options.leaseTtlMs ?? DEFAULT_CAP_LEASE_TTL_MS;

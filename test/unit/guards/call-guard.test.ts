@@ -8,6 +8,7 @@ import type { Notifier, SqlRunner } from '../../../src/db/notifier.js';
 import { CallGuard } from '../../../src/guards/call-guard.js';
 import { DEFAULT_BREAKER_RULE } from '../../../src/guards/breaker.js';
 import { createLogger } from '../../../src/logger.js';
+import { systemClock } from '../../../src/clock.js';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import { CallStatus } from '../../../src/turns/call-status.js';
 import type { CachedOperation } from '../../../src/turns/tool-cache.js';
@@ -51,7 +52,7 @@ function database(limits: object[]): { sql: SqlRunner; statements: string[] } {
 async function guardOn(limits: object[], clock: { t: number }) {
   const db = database(limits);
   const guard = new CallGuard(() => db.sql, notifier, createLogger('silent'), new Metrics(), {
-    now: () => clock.t,
+    clock: { ...systemClock, now: () => clock.t },
   });
   await guard.start();
   return { guard, db };
