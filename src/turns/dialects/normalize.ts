@@ -43,6 +43,13 @@ export const SUBSCHEMA_LIST_KEYWORDS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'
 /** Keywords whose value maps names to subschemas. */
 export const SUBSCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'dependentSchemas'] as const;
 
+/** Which of the three lists above a keyword is in (one lookup per key of every node). */
+const SUBSCHEMA_KIND = new Map<string, 'one' | 'list' | 'map'>([
+  ...SUBSCHEMA_KEYWORDS.map((k) => [k, 'one'] as const),
+  ...SUBSCHEMA_LIST_KEYWORDS.map((k) => [k, 'list'] as const),
+  ...SUBSCHEMA_MAP_KEYWORDS.map((k) => [k, 'map'] as const),
+]);
+
 export type Normalized =
   { ok: true; schema: JsonObject } | { ok: false; code: 'SCHEMA_TOO_LARGE'; reason: string };
 
@@ -88,7 +95,8 @@ export function normalizeSchema(root: JsonObject): Normalized {
     for (const key in node) {
       if (DROPPED.has(key)) continue;
       const v = node[key]!;
-      if ((SUBSCHEMA_KEYWORDS as readonly string[]).includes(key)) {
+      const kind = SUBSCHEMA_KIND.get(key);
+      if (kind === 'one') {
         // `additionalProperties: false` (and `true`) mean what they say: kept as they are.
         out[key] =
           typeof v === 'boolean'
@@ -96,9 +104,9 @@ export function normalizeSchema(root: JsonObject): Normalized {
             : Array.isArray(v)
               ? v.map((s) => walk(s, depth + 1))
               : walk(v, depth + 1);
-      } else if ((SUBSCHEMA_LIST_KEYWORDS as readonly string[]).includes(key)) {
+      } else if (kind === 'list') {
         out[key] = Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : [];
-      } else if ((SUBSCHEMA_MAP_KEYWORDS as readonly string[]).includes(key)) {
+      } else if (kind === 'map') {
         const map: JsonObject = {};
         if (isObject(v)) for (const name in v) map[name] = walk(v[name], depth + 1);
         out[key] = map;

@@ -45,13 +45,13 @@ export function checkAnthropic(decl: Obj, report: Report): void {
         `${keyword} at the top level of input_schema`,
       );
   checkMetaSchema(schema, 'anthropic.schema.valid', at, report);
-  walk(schema, at, report, ({ value, path }) => {
+  walk(schema, at, report, (value, here) => {
     if (!isObj(value) || !isObj(value.properties)) return;
     for (const key of Object.keys(value.properties))
       if (!ANTHROPIC_PROPERTY_KEY_PATTERN.test(key))
         report.add(
           'anthropic.schema.property-key',
-          path + '/properties' + seg(key),
+          here() + '/properties' + seg(key),
           `property key ${quote(key)} does not match ${String(ANTHROPIC_PROPERTY_KEY_PATTERN)}`,
         );
   });

@@ -23,7 +23,7 @@ import {
   MAX_WALK_DEPTH,
   MAX_WALK_NODES,
 } from './table.js';
-import { children, refPath, resolveRef, walk } from './walk.js';
+import { type At, eachChild, refPath, resolveRef, Trail, walk } from './walk.js';
 
 /** The fields of the Gemini API's `Schema` object; any other field is an unknown-field 400. */
 const GEMINI_SCHEMA_FIELDS = new Set([
@@ -103,37 +103,37 @@ export function checkGemini(decl: Obj, report: Report): void {
   if (!isObj(params)) return report.add('gemini.parameters.object', at, 'parameters is not a Schema object');
   if (typeof params.type !== 'string' || params.type.toUpperCase() !== 'OBJECT')
     report.add('gemini.parameters.object', at + '/type', `type is ${quote(params.type)}, not OBJECT`);
-  walk(params, at, report, ({ value, path }) => checkGeminiSchema(value, path, report));
+  walk(params, at, report, (value, here) => checkGeminiSchema(value, here, report));
 }
 
 /** One subschema of `parameters`: a Schema object of the documented fields only. */
-function checkGeminiSchema(value: unknown, path: string, report: Report): void {
+function checkGeminiSchema(value: unknown, at: At, report: Report): void {
   if (!isObj(value))
-    return report.add('gemini.schema.field-value', path, `${quote(value)} is not a Schema object`);
+    return report.add('gemini.schema.field-value', at(), `${quote(value)} is not a Schema object`);
   for (const key of Object.keys(value))
     if (!GEMINI_SCHEMA_FIELDS.has(key))
-      report.add('gemini.schema.field', path + seg(key), `${quote(key)} is not a field of Schema`);
+      report.add('gemini.schema.field', at() + seg(key), `${quote(key)} is not a field of Schema`);
 
   const type = typeof value.type === 'string' ? value.type.toUpperCase() : null;
   if (value.type === undefined) {
-    if (value.anyOf === undefined) report.add('gemini.schema.type', path, 'the schema has no type');
+    if (value.anyOf === undefined) report.add('gemini.schema.type', at(), 'the schema has no type');
   } else if (type === null || !GEMINI_TYPES.has(type)) {
     report.add(
       'gemini.schema.type',
-      path + '/type',
+      at() + '/type',
       `type ${quote(value.type)} is not one of ${[...GEMINI_TYPES].join(', ')}`,
     );
   }
-  checkGeminiFieldValues(value, path, report);
-  checkGeminiContainer(value, type, path, report);
-  checkGeminiEnumFormat(value, type, path, report);
+  checkGeminiFieldValues(value, at, report);
+  checkGeminiContainer(value, type, at, report);
+  checkGeminiEnumFormat(value, type, at, report);
 }
 
 /** Each field's value has the type the Schema object gives it. */
-function checkGeminiFieldValues(value: Obj, path: string, report: Report): void {
+function checkGeminiFieldValues(value: Obj, at: At, report: Report): void {
   const fieldValue = (key: string, ok: boolean, what: string): void => {
     if (value[key] !== undefined && !ok)
-      report.add('gemini.schema.field-value', path + seg(key), `${key} is not ${what}`);
+      report.add('gemini.schema.field-value', at() + seg(key), `${key} is not ${what}`);
   };
   fieldValue('nullable', typeof value.nullable === 'boolean', 'a boolean');
   for (const key of ['title', 'description', 'pattern', 'format'])
@@ -154,13 +154,13 @@ function checkGeminiFieldValues(value: Obj, path: string, report: Report): void 
 }
 
 /** An ARRAY has items; an OBJECT has properties, with names Gemini takes, and lists only those. */
-function checkGeminiContainer(value: Obj, type: string | null, path: string, report: Report): void {
+function checkGeminiContainer(value: Obj, type: string | null, at: At, report: Report): void {
   if (type === 'ARRAY' && value.items === undefined)
-    report.add('gemini.schema.array-items', path, 'an ARRAY has no items');
+    report.add('gemini.schema.array-items', at(), 'an ARRAY has no items');
   const properties = isObj(value.properties) ? value.properties : null;
   if (type === 'OBJECT' && (properties === null || Object.keys(properties).length === 0))
-    report.add('gemini.schema.object-properties', path, 'an OBJECT has no properties');
-  if (properties) checkPropertyNames(properties, path, report);
+    report.add('gemini.schema.object-properties', at(), 'an OBJECT has no properties');
+  if (properties) checkPropertyNames(properties, at, report);
   for (const key of ['required', 'propertyOrdering']) {
     const list = value[key];
     if (!Array.isArray(list)) continue;
@@ -168,22 +168,22 @@ function checkGeminiContainer(value: Obj, type: string | null, path: string, rep
       if (typeof name !== 'string' || !properties || !Object.hasOwn(properties, name))
         report.add(
           'gemini.schema.required',
-          path + seg(key) + seg(i),
+          at() + seg(key) + seg(i),
           `${quote(name)} is not a property of this object`,
         );
     });
   }
 }
 
-function checkGeminiEnumFormat(value: Obj, type: string | null, path: string, report: Report): void {
+function checkGeminiEnumFormat(value: Obj, type: string | null, at: At, report: Report): void {
   if (Array.isArray(value.enum)) {
     if (type !== 'STRING')
-      report.add('gemini.schema.enum', path + '/enum', `enum on type ${quote(value.type)}, not STRING`);
+      report.add('gemini.schema.enum', at() + '/enum', `enum on type ${quote(value.type)}, not STRING`);
     value.enum.forEach((v, i) => {
       if (typeof v !== 'string')
-        report.add('gemini.schema.enum', path + '/enum' + seg(i), `enum value ${quote(v)} is not a string`);
+        report.add('gemini.schema.enum', at() + '/enum' + seg(i), `enum value ${quote(v)} is not a string`);
       else if (v === '')
-        report.add('gemini.schema.enum', path + '/enum' + seg(i), 'an empty-string enum value');
+        report.add('gemini.schema.enum', at() + '/enum' + seg(i), 'an empty-string enum value');
     });
   }
   if (typeof value.format === 'string') {
@@ -191,19 +191,19 @@ function checkGeminiEnumFormat(value: Obj, type: string | null, path: string, re
     if (!allowed?.has(value.format))
       report.add(
         'gemini.schema.format',
-        path + '/format',
+        at() + '/format',
         `format ${quote(value.format)} is not documented for type ${quote(value.type)}`,
       );
   }
 }
 
 /** `gemini.schema.property-name`, for both dialects: the keys of one `properties` map. */
-function checkPropertyNames(properties: Obj, path: string, report: Report): void {
+function checkPropertyNames(properties: Obj, at: At, report: Report): void {
   for (const key of Object.keys(properties))
     if (!GEMINI_PROPERTY_NAME_PATTERN.test(key))
       report.add(
         'gemini.schema.property-name',
-        path + '/properties' + seg(key),
+        at() + '/properties' + seg(key),
         `property name ${quote(key)} does not match ${String(GEMINI_PROPERTY_NAME_PATTERN)}`,
       );
 }
@@ -224,20 +224,20 @@ export function checkGeminiJson(decl: Obj, report: Report): void {
   if (schema.type !== 'object')
     report.add('gemini-json.parameters.object', at + '/type', `type is ${quote(schema.type)}, not "object"`);
   checkMetaSchema(schema, 'gemini-json.schema.valid', at, report);
-  walk(schema, at, report, ({ value, path }) => {
+  walk(schema, at, report, (value, here) => {
     if (!isObj(value)) return;
     for (const key of Object.keys(value))
       if (!GEMINI_JSON_KEYWORDS.has(key))
-        report.add('gemini-json.schema.keyword', path + seg(key), `${quote(key)} is not supported`);
-    if (isObj(value.properties)) checkPropertyNames(value.properties, path, report);
+        report.add('gemini-json.schema.keyword', here() + seg(key), `${quote(key)} is not supported`);
+    if (isObj(value.properties)) checkPropertyNames(value.properties, here, report);
     if (Array.isArray(value.enum))
       value.enum.forEach((v, i) => {
         if (v === '')
-          report.add('gemini-json.schema.enum', path + '/enum' + seg(i), 'an empty-string enum value');
+          report.add('gemini-json.schema.enum', here() + '/enum' + seg(i), 'an empty-string enum value');
         else if (typeof v !== 'string' && typeof v !== 'number')
           report.add(
             'gemini-json.schema.enum',
-            path + '/enum' + seg(i),
+            here() + '/enum' + seg(i),
             `enum value ${quote(v)} is not a string or a number`,
           );
       });
@@ -245,14 +245,14 @@ export function checkGeminiJson(decl: Obj, report: Report): void {
       if (typeof value.$ref !== 'string' || !resolveRef(schema, value.$ref, ['$defs']).ok)
         report.add(
           'gemini-json.schema.ref',
-          path + '/$ref',
+          here() + '/$ref',
           `$ref ${quote(value.$ref)} is not a local definition of this schema`,
         );
       const siblings = Object.keys(value).filter((k) => !k.startsWith('$'));
       if (siblings.length > 0)
         report.add(
           'gemini-json.schema.ref-siblings',
-          path,
+          here(),
           `$ref has sibling keywords ${siblings.map(quote).join(', ')}`,
         );
     }
@@ -271,7 +271,7 @@ function checkGeminiCycles(root: Obj, at: string, report: Report): void {
   const expanding = new Map<string, boolean>(); // ref key → passed a non-required property since
   const go = (
     schema: unknown,
-    path: string,
+    trail: Trail,
     optionalSince: ReadonlyMap<string, boolean>,
     steps: number,
   ): void => {
@@ -281,7 +281,8 @@ function checkGeminiCycles(root: Obj, at: string, report: Report): void {
       if (target.ok) {
         const since = optionalSince.get(target.key);
         if (since !== undefined) {
-          if (!since && !reported.has(path)) {
+          const path = since ? null : trail.pointer();
+          if (path !== null && !reported.has(path)) {
             reported.add(path);
             report.add(
               'gemini-json.schema.cycle-required',
@@ -292,24 +293,26 @@ function checkGeminiCycles(root: Obj, at: string, report: Report): void {
         } else {
           const next = new Map(optionalSince);
           next.set(target.key, false);
-          go(target.target, at + refPath(target.key), next, steps + 1);
+          go(target.target, new Trail(at + refPath(target.key)), next, steps + 1);
         }
       }
     }
     const required = new Set<unknown>(Array.isArray(schema.required) ? schema.required : []);
-    for (const child of children(schema)) {
-      if (child.edge.keyword === '$defs') continue;
+    eachChild(schema, (child, keyword, key) => {
+      if (keyword === '$defs') return;
       let next: ReadonlyMap<string, boolean> = optionalSince;
-      if (child.edge.keyword === 'properties' && !required.has(child.edge.key)) {
+      if (keyword === 'properties' && !required.has(key)) {
         const copy = new Map(optionalSince);
-        for (const key of copy.keys()) copy.set(key, true);
+        for (const k of copy.keys()) copy.set(k, true);
         next = copy;
       }
-      go(child.value, path + child.path, next, steps + 1);
-    }
+      trail.push(keyword, key);
+      go(child, trail, next, steps + 1);
+      trail.pop();
+    });
   };
   expanding.set('#', false);
-  go(root, at, expanding, 0);
+  go(root, new Trail(at), expanding, 0);
   if (budget < 0)
     report.add('common.schema.bounded', at, `following its $refs takes more than ${MAX_WALK_NODES} steps`);
 }

@@ -14,7 +14,7 @@ import {
   isObj,
   type Obj,
   quote,
-  type Report,
+  Report,
   seg,
 } from './common.js';
 import {
@@ -28,7 +28,7 @@ import {
   OPENAI_STRICT_MAX_PROPERTIES,
   OPENAI_STRICT_MAX_STRING_CHARS,
 } from './table.js';
-import { children, isContainer, refPath, resolveRef, typesOf, walk } from './walk.js';
+import { type At, eachChild, isContainer, refPath, resolveRef, Trail, typesOf, walk } from './walk.js';
 
 /** Structured Outputs' supported keywords (types, `anyOf`, definitions, and the listed constraints). */
 const OPENAI_STRICT_KEYWORDS = new Set([
@@ -103,41 +103,42 @@ export function checkOpenAi(decl: Obj, strict: boolean, report: Report): void {
   if (params.type !== 'object')
     report.add('openai.parameters.object', at + '/type', `type is ${quote(params.type)}, not "object"`);
   checkMetaSchema(params, 'openai.schema.valid', at, report);
-  walk(params, at, report, ({ value, path }) => {
+  // One walk for both modes; strict mode's findings are listed after the others, as its own pass.
+  const strictReport = strict ? new Report(report.tool) : null;
+  if (strictReport && params.anyOf !== undefined)
+    strictReport.add('openai.strict.root-any-of', at + '/anyOf', 'the root uses anyOf');
+  walk(params, at, report, (value, here) => {
     if (isObj(value) && typesOf(value).includes('array') && value.items === undefined)
-      report.add('openai.schema.array-items', path, 'an array schema has no items');
+      report.add('openai.schema.array-items', here(), 'an array schema has no items');
+    if (strictReport) checkStrictNode(params, value, here, strictReport);
   });
-  if (strict) checkOpenAiStrict(params, at, report);
-}
-
-function checkOpenAiStrict(root: Obj, at: string, report: Report): void {
-  if (root.anyOf !== undefined) report.add('openai.strict.root-any-of', at + '/anyOf', 'the root uses anyOf');
-  walk(root, at, report, ({ value, path }) => checkStrictNode(root, value, path, report));
-  checkStrictSizes(root, at, report);
+  if (!strictReport) return;
+  report.violations.push(...strictReport.violations);
+  checkStrictSizes(params, at, report);
 }
 
 /** One subschema of a strict schema, on its own (the whole-schema sizes are {@link checkStrictSizes}). */
-function checkStrictNode(root: Obj, value: unknown, path: string, report: Report): void {
+function checkStrictNode(root: Obj, value: unknown, at: At, report: Report): void {
   if (!isObj(value)) {
     return report.add(
       'openai.strict.type',
-      path,
+      at(),
       `a ${value === true || value === false ? 'boolean' : typeof value} schema is not supported`,
     );
   }
   for (const key of Object.keys(value))
     if (!OPENAI_STRICT_KEYWORDS.has(key))
-      report.add('openai.strict.keyword', path + seg(key), `${quote(key)} is not supported`);
+      report.add('openai.strict.keyword', at() + seg(key), `${quote(key)} is not supported`);
 
-  checkStrictType(value, path, report);
+  checkStrictType(value, at, report);
 
   if (typeof value.format === 'string' && !OPENAI_STRICT_FORMATS.has(value.format))
-    report.add('openai.strict.format', path + '/format', `format ${quote(value.format)} is not supported`);
+    report.add('openai.strict.format', at() + '/format', `format ${quote(value.format)} is not supported`);
 
-  if (value.$ref !== undefined) checkStrictRef(root, value, path, report);
+  if (value.$ref !== undefined) checkStrictRef(root, value, at, report);
 
   if (typesOf(value).includes('object') || value.properties !== undefined)
-    checkStrictObject(value, path, report);
+    checkStrictObject(value, at, report);
 
   if (Array.isArray(value.enum)) {
     const enumChars = value.enum.reduce((sum: number, v) => sum + valueChars(v), 0);
@@ -148,13 +149,13 @@ function checkStrictNode(root: Obj, value: unknown, path: string, report: Report
     )
       report.add(
         'openai.strict.large-enum',
-        path + '/enum',
+        at() + '/enum',
         `a string enum of ${value.enum.length} values has ${enumChars} characters, over ${OPENAI_STRICT_LARGE_ENUM_CHARS}`,
       );
   }
 }
 
-function checkStrictType(value: Obj, path: string, report: Report): void {
+function checkStrictType(value: Obj, at: At, report: Report): void {
   if (value.type === undefined) {
     if (
       value.anyOf === undefined &&
@@ -162,42 +163,42 @@ function checkStrictType(value: Obj, path: string, report: Report): void {
       value.enum === undefined &&
       value.const === undefined
     )
-      report.add('openai.strict.type', path, 'the schema has no type');
+      report.add('openai.strict.type', at(), 'the schema has no type');
     return;
   }
   for (const t of typesOf(value))
     if (!OPENAI_STRICT_TYPES.has(t))
-      report.add('openai.strict.type', path + '/type', `type ${quote(t)} is not supported`);
+      report.add('openai.strict.type', at() + '/type', `type ${quote(t)} is not supported`);
 }
 
-function checkStrictRef(root: Obj, value: Obj, path: string, report: Report): void {
+function checkStrictRef(root: Obj, value: Obj, at: At, report: Report): void {
   if (typeof value.$ref !== 'string' || !resolveRef(root, value.$ref, ['$defs', 'definitions']).ok)
     report.add(
       'openai.strict.ref',
-      path + '/$ref',
+      at() + '/$ref',
       `$ref ${quote(value.$ref)} is not a local definition of this schema`,
     );
   const siblings = Object.keys(value).filter((k) => k !== '$ref');
   if (siblings.length > 0)
     report.add(
       'openai.strict.ref-siblings',
-      path,
+      at(),
       `$ref has sibling keywords ${siblings.map(quote).join(', ')}`,
     );
 }
 
 /** An object schema: closed, and `required` lists exactly its properties. */
-function checkStrictObject(value: Obj, path: string, report: Report): void {
+function checkStrictObject(value: Obj, at: At, report: Report): void {
   if (value.additionalProperties !== false)
     report.add(
       'openai.strict.additional-properties',
-      path,
+      at(),
       'an object schema does not set additionalProperties: false',
     );
   const keys = isObj(value.properties) ? Object.keys(value.properties) : [];
   const required = value.required;
   if (!Array.isArray(required))
-    return report.add('openai.strict.required-all', path, 'an object schema has no required list');
+    return report.add('openai.strict.required-all', at(), 'an object schema has no required list');
   const listed = new Set<unknown>(required);
   const missing = keys.filter((k) => !listed.has(k));
   const own = new Set<unknown>(keys);
@@ -205,13 +206,13 @@ function checkStrictObject(value: Obj, path: string, report: Report): void {
   if (missing.length > 0)
     report.add(
       'openai.strict.required-all',
-      path + '/required',
+      at() + '/required',
       `required misses ${missing.map(quote).join(', ')}`,
     );
   if (extra.length > 0)
     report.add(
       'openai.strict.required-all',
-      path + '/required',
+      at() + '/required',
       `required names ${extra.map(quote).join(', ')}, not a property`,
     );
 }
@@ -282,21 +283,21 @@ function expandedSizes(root: Obj, containers: readonly string[]): ExpandedSizes 
   let budget = MAX_WALK_NODES;
   const expanding = new Set<string>(['#']);
   const reached = new Set<string>();
-  const go = (schema: unknown, path: string, levels: number, steps: number): void => {
+  const go = (schema: unknown, trail: Trail, levels: number, steps: number): void => {
     if (!isObj(schema) || --budget < 0 || steps > MAX_WALK_DEPTH) return;
     if (typeof schema.$ref === 'string') {
       const target = resolveRef(root, schema.$ref, containers);
       if (target.ok && !expanding.has(target.key)) {
         reached.add(target.key);
         expanding.add(target.key);
-        go(target.target, refPath(target.key), levels, steps + 1);
+        go(target.target, new Trail(refPath(target.key)), levels, steps + 1);
         expanding.delete(target.key);
       }
     }
     const here = levels + (isContainer(schema) ? 1 : 0);
     if (here > sizes.levels) {
       sizes.levels = here;
-      sizes.deepest = path;
+      sizes.deepest = trail.pointer();
     }
     if (isObj(schema.properties))
       for (const key of Object.keys(schema.properties)) {
@@ -308,12 +309,14 @@ function expandedSizes(root: Obj, containers: readonly string[]): ExpandedSizes 
       for (const v of schema.enum) sizes.chars += valueChars(v);
     }
     if (schema.const !== undefined) sizes.chars += valueChars(schema.const);
-    for (const child of children(schema)) {
-      if (containers.includes(child.edge.keyword)) continue;
-      go(child.value, path + child.path, here, steps + 1);
-    }
+    eachChild(schema, (child, keyword, key) => {
+      if (containers.includes(keyword)) return;
+      trail.push(keyword, key);
+      go(child, trail, here, steps + 1);
+      trail.pop();
+    });
   };
-  go(root, '', 0, 0);
+  go(root, new Trail(''), 0, 0);
   // A definition no $ref reaches still counts, as written.
   for (const container of containers) {
     const defs = root[container];
@@ -322,7 +325,7 @@ function expandedSizes(root: Obj, containers: readonly string[]): ExpandedSizes 
       const key = `#/${container}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
       if (reached.has(key)) continue;
       expanding.add(key);
-      go(def, refPath(key), 0, 0);
+      go(def, new Trail(refPath(key)), 0, 0);
       expanding.delete(key);
     }
   }

@@ -1,19 +1,12 @@
 /**
  * The schema walk of the validator (pure: no I/O): the subschemas of a JSON Schema or a Gemini
- * `Schema` ({@link children}), a bounded depth-first visit of them ({@link walk}: at most
+ * `Schema` ({@link eachChild}), a bounded depth-first visit of them ({@link walk}: at most
  * {@link MAX_WALK_DEPTH} deep and {@link MAX_WALK_NODES} nodes, `$ref`s not followed), and the
  * resolution of local `$ref`s. Part of the validator (`../rules.ts`), which shares no code with the
  * compiler.
  */
 import { isObj, type Obj, type Report, seg } from './common.js';
 import { MAX_WALK_DEPTH, MAX_WALK_NODES } from './table.js';
-
-/** Where a subschema sits under its parent. */
-export interface Edge {
-  keyword: string;
-  /** The property name or index, for map and array keywords. */
-  key?: string | number;
-}
 
 /** Keywords whose value is a map of subschemas, a list of them, or one subschema. */
 const MAP_KEYWORDS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
@@ -33,9 +26,15 @@ const ONE_KEYWORDS = [
 ];
 const CHILD_KEYWORDS = new Set([...MAP_KEYWORDS, ...LIST_KEYWORDS, ...ONE_KEYWORDS]);
 
-/** The subschemas of a JSON Schema (any draft) or of a Gemini `Schema`, with their edges. */
-export function children(schema: Obj): { edge: Edge; path: string; value: unknown }[] {
-  const out: { edge: Edge; path: string; value: unknown }[] = [];
+/**
+ * Calls `fn` for each subschema of a JSON Schema (any draft) or of a Gemini `Schema`, with the
+ * keyword it sits under and, for map and list keywords, its property name or index. Allocates
+ * nothing per child: this runs for every node of every declaration checked.
+ */
+export function eachChild(
+  schema: Obj,
+  fn: (value: unknown, keyword: string, key: string | number | undefined) => void,
+): void {
   // Most nodes are leaves ({ type, description }): one pass over their few keys says so.
   let any = false;
   for (const key in schema)
@@ -43,42 +42,80 @@ export function children(schema: Obj): { edge: Edge; path: string; value: unknow
       any = true;
       break;
     }
-  if (!any) return out;
+  if (!any) return;
   for (const keyword of MAP_KEYWORDS) {
     const map = schema[keyword];
-    if (isObj(map))
-      for (const [key, value] of Object.entries(map))
-        out.push({ edge: { keyword, key }, path: seg(keyword) + seg(key), value });
+    if (isObj(map)) for (const key in map) if (Object.hasOwn(map, key)) fn(map[key], keyword, key);
   }
   for (const keyword of LIST_KEYWORDS) {
     const list = schema[keyword];
-    if (Array.isArray(list))
-      list.forEach((value, key) =>
-        out.push({ edge: { keyword, key }, path: seg(keyword) + seg(key), value }),
-      );
+    if (Array.isArray(list)) for (let i = 0; i < list.length; i++) fn(list[i] as unknown, keyword, i);
   }
   for (const keyword of ONE_KEYWORDS) {
     const value = schema[keyword];
     if (isObj(value) || (typeof value === 'boolean' && keyword !== 'additionalProperties'))
-      out.push({ edge: { keyword }, path: seg(keyword), value });
+      fn(value, keyword, undefined);
   }
-  return out;
 }
 
-export interface Visit {
-  value: unknown;
-  path: string;
+/**
+ * The JSON Pointer of the subschema being visited, written out only when it is asked for (for a
+ * report): the walks keep a {@link Trail} of keywords and keys instead of a string per node. Valid
+ * during the visit it is handed to.
+ */
+export type At = () => string;
+
+/** A JSON Pointer kept as the keywords and keys below a base, written out on demand. */
+export class Trail {
+  readonly #keywords: string[] = [];
+  readonly #keys: (string | number | undefined)[] = [];
+  constructor(readonly base: string) {}
+  push(keyword: string, key: string | number | undefined): void {
+    this.#keywords.push(keyword);
+    this.#keys.push(key);
+  }
+  pop(): void {
+    this.#keywords.pop();
+    this.#keys.pop();
+  }
+  /** The pointer as it stands now. */
+  pointer(): string {
+    let out = this.base;
+    for (let i = 0; i < this.#keywords.length; i++) {
+      out += seg(this.#keywords[i]!);
+      const key = this.#keys[i];
+      if (key !== undefined) out += seg(key);
+    }
+    return out;
+  }
 }
 
 /**
  * Calls `visit` for every subschema of `root` (syntactically: `$ref`s are not followed), depth
- * first. Reports `common.schema.bounded` and stops when the schema is too deep or too large.
+ * first, with an {@link At} that gives its JSON Pointer below `rootPath`. Reports
+ * `common.schema.bounded` and stops when the schema is too deep or too large.
  */
-export function walk(root: unknown, rootPath: string, report: Report, visit: (v: Visit) => void): void {
+export function walk(
+  root: unknown,
+  rootPath: string,
+  report: Report,
+  visit: (value: unknown, at: At) => void,
+): void {
   let nodes = 0;
   let stopped = false;
   const onPath = new Set<unknown>();
-  const go = (v: Visit, level: number): void => {
+  const trail = new Trail(rootPath);
+  const at: At = () => trail.pointer();
+  let level = 0;
+  // One closure for the whole walk (not one per node): the level is kept beside the trail.
+  const child = (value: unknown, keyword: string, key: string | number | undefined): void => {
+    trail.push(keyword, key);
+    level++;
+    go(value);
+    level--;
+    trail.pop();
+  };
+  const go = (value: unknown): void => {
     if (stopped) return;
     if (++nodes > MAX_WALK_NODES) {
       stopped = true;
@@ -92,17 +129,17 @@ export function walk(root: unknown, rootPath: string, report: Report, visit: (v:
       stopped = true;
       return report.add(
         'common.schema.bounded',
-        v.path,
+        at(),
         `the schema nests deeper than ${MAX_WALK_DEPTH} levels`,
       );
     }
-    visit(v);
-    if (!isObj(v.value) || onPath.has(v.value)) return;
-    onPath.add(v.value);
-    for (const child of children(v.value)) go({ value: child.value, path: v.path + child.path }, level + 1);
-    onPath.delete(v.value);
+    visit(value, at);
+    if (!isObj(value) || onPath.has(value)) return;
+    onPath.add(value);
+    eachChild(value, child);
+    onPath.delete(value);
   };
-  go({ value: root, path: rootPath }, 0);
+  go(root);
 }
 
 /** The `type` values of a JSON Schema as a list (empty when absent or malformed). */
