@@ -17,10 +17,11 @@
  * These do: the idle-Turn sweep's interval, the cap leases' renewal heartbeat, a waiting cap's
  * re-asks (CAP_RETRY_MS) and give-back window, the token and session sweeps, the LISTEN session's
  * heartbeat (its stall check measures the real event loop) and reconnect backoff (db/notifier.ts),
- * the ws keep-alive, the description workers' timeout (a worker's own budget, openapi/pool.ts), and
- * PostgreSQL's `lock_timeout`/`statement_timeout` (the database's clock; their length comes from
- * this one). So does a new turn-events watch's settle: it waits on other sessions' transactions in
- * PostgreSQL (db/notifier.ts).
+ * the ws keep-alive and a socket's other leashes (http/ws-adapter.ts: a refused socket's linger,
+ * and the connection_init wait, graphql-ws's own timer), the description workers' timeout (a
+ * worker's own budget, openapi/pool.ts), and PostgreSQL's `lock_timeout`/`statement_timeout` (the
+ * database's clock; their length comes from this one). So does a new turn-events watch's settle:
+ * it waits on other sessions' transactions in PostgreSQL (db/notifier.ts).
  * undici's own socket timers (connect, keep-alive) are not ours either. (pure)
  */
 
