@@ -163,8 +163,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options.onDatabaseLost ??
       ((err) => logger.error({ err: { message: err.message } }, 'the embedded PostgreSQL is gone')),
   });
+  const clock = options.clock ?? systemClock;
   // LISTEN holds a session: behind a transaction-mode pooler it needs a direct URL (docs/scale.md).
-  const notifier = new Notifier(config.listenDatabaseUrl ?? url, logger);
+  const notifier = new Notifier(config.listenDatabaseUrl ?? url, logger, { clock });
   try {
     await warnAboutRole(orm, logger);
     const key = await resolveSecretKey(config.secretKey, config.dataDir);
@@ -173,15 +174,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const interrupted = await closeInterruptedRuns(orm.em.fork());
     if (interrupted > 0)
       logger.warn({ runs: interrupted }, 'discovery runs left by a stopped instance closed as interrupted');
-    const services = await buildServices(
-      config,
-      logger,
-      orm,
-      notifier,
-      embedded,
-      key,
-      options.clock ?? systemClock,
-    );
+    const services = await buildServices(config, logger, orm, notifier, embedded, key, clock);
     // Intents left open by a crash or a database outage are closed before this instance serves.
     // Today's and the next days' partitions exist before this instance records a call (rows would
     // still land in the default partition); then kept ahead, and old days dropped (retention).

@@ -7,16 +7,21 @@
  *
  * On the clock: a call's start time, duration and `READ` start hold (turns/call-path.ts) and its
  * record retries (turns/call-record.ts), the outbound deadline (http/outbound-response.ts), the
- * MCP client's deadlines, stream-resume pauses and durations (mcp/), the discovery run's deadline (discovery/discover.ts),
- * OpenAPI call and tool-search durations (turns/dispatch.ts, turns/search/tool-search.ts), the MCP
- * endpoint's idle-Turn window (mcp-server/conversations.ts, in memory and in its SQL), and a call's
- * wait for a cap's slot (guards/cap-slots.ts).
+ * MCP client's deadlines, stream-resume pauses and durations (mcp/), the discovery run's deadline
+ * (discovery/discover.ts), OpenAPI call and tool-search durations (turns/dispatch.ts,
+ * turns/search/tool-search.ts), the MCP endpoint's idle-Turn window (mcp-server/conversations.ts,
+ * in memory and in its SQL), a call's wait for a cap's slot (guards/cap-slots.ts), and the
+ * turn-events LISTEN's linger after its last watcher leaves (db/notifier.ts).
  *
  * Timers that pace background work may stay on real time: they decide nothing a caller waits on.
  * These do: the idle-Turn sweep's interval, the cap leases' renewal heartbeat, a waiting cap's
- * re-asks (CAP_RETRY_MS) and give-back window, the token and session sweeps, the ws keep-alive, the
- * description workers' timeout (a worker's own budget, openapi/pool.ts), and PostgreSQL's
- * `lock_timeout`/`statement_timeout` (the database's clock; their length comes from this one).
+ * re-asks (CAP_RETRY_MS) and give-back window, the token and session sweeps, the LISTEN session's
+ * heartbeat (its stall check measures the real event loop) and reconnect backoff (db/notifier.ts),
+ * the ws keep-alive and a socket's other leashes (http/ws-adapter.ts: a refused socket's linger,
+ * and the connection_init wait, graphql-ws's own timer), the description workers' timeout (a
+ * worker's own budget, openapi/pool.ts), and PostgreSQL's `lock_timeout`/`statement_timeout` (the
+ * database's clock; their length comes from this one). So does a new turn-events watch's settle:
+ * it waits on other sessions' transactions in PostgreSQL (db/notifier.ts).
  * undici's own socket timers (connect, keep-alive) are not ours either. (pure)
  */
 

@@ -14,10 +14,16 @@
  * database for every notifying commit, so with no one watching each call would wake every
  * instance, for nothing (issue 15: about 0.2 ms of latency and 0.18 ms of PostgreSQL CPU per call
  * at c=1, same-run A/B).
+ *
+ * Time: the linger runs on the injected `Clock` (src/clock.ts; tests move it on by hand). The
+ * heartbeat, its deadline and the reconnect backoff stay on real time: they pace a real TCP session
+ * to a real PostgreSQL, and the heartbeat's stall check measures the real event loop; on fake time
+ * a test moving the clock on would fail heartbeats whose query had not had a real moment to answer.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
+import { systemClock, type Clock, type ClockTimer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { isServerError } from './group-commit.js';
 
@@ -116,6 +122,8 @@ export interface SqlRunner {
 }
 
 export interface NotifierOptions {
+  /** The linger's clock (src/clock.ts). Default: `systemClock`; tests drive it with fake time. */
+  clock?: Clock;
   /** See DEFAULT_EVENTS_LINGER_MS. */
   eventsLingerMs?: number;
   /** See DEFAULT_EVENTS_WATCH_TTL_MS. */
@@ -124,8 +132,6 @@ export interface NotifierOptions {
   heartbeatMs?: number;
   /** See DEFAULT_HEARTBEAT_DEADLINE_MS; also how late a heartbeat may run before a stall counts. */
   heartbeatDeadlineMs?: number;
-  /** The clock of the heartbeat, in ms (tests); `performance.now` by default. */
-  now?: () => number;
 }
 
 export class Notifier {
@@ -147,12 +153,12 @@ export class Notifier {
   #eventsWanted = false;
   /** Settles once the latest LISTEN of the turn-events channel has been answered. */
   #eventsListened: Promise<void> = Promise.resolve();
-  #eventsLinger: NodeJS.Timeout | null = null;
+  #eventsLinger: ClockTimer | null = null;
+  readonly #clock: Clock;
   readonly #eventsLingerMs: number;
   readonly #eventsWatchTtlMs: number;
   readonly #heartbeatMs: number;
   readonly #heartbeatDeadlineMs: number;
-  readonly #now: () => number;
 
   constructor(
     private readonly databaseUrl: string,
@@ -160,11 +166,11 @@ export class Notifier {
     options: NotifierOptions = {},
   ) {
     this.#events.setMaxListeners(0);
+    this.#clock = options.clock ?? systemClock;
     this.#eventsLingerMs = options.eventsLingerMs ?? DEFAULT_EVENTS_LINGER_MS;
     this.#eventsWatchTtlMs = options.eventsWatchTtlMs ?? DEFAULT_EVENTS_WATCH_TTL_MS;
     this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.#heartbeatDeadlineMs = options.heartbeatDeadlineMs ?? DEFAULT_HEARTBEAT_DEADLINE_MS;
-    this.#now = options.now ?? (() => performance.now());
   }
 
   /** True while the LISTEN connection is up: only then may caches trust themselves. */
@@ -239,10 +245,11 @@ export class Notifier {
    */
   #startHeartbeat(client: pg.Client): void {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
-    let last = this.#now();
+    // Real time, not the clock: the stall it looks for is the real event loop's (see the header).
+    let last = performance.now();
     this.#heartbeat = setInterval(() => {
       if (this.#client !== client) return;
-      const now = this.#now();
+      const now = performance.now();
       const late = now - last - this.#heartbeatMs;
       last = now;
       if (late > this.#heartbeatDeadlineMs) {
@@ -311,7 +318,7 @@ export class Notifier {
    */
   async watchEvents(): Promise<() => void> {
     this.#eventWatchers++;
-    if (this.#eventsLinger) clearTimeout(this.#eventsLinger);
+    if (this.#eventsLinger) this.#clock.clearTimeout(this.#eventsLinger);
     this.#eventsLinger = null;
     if (!this.#eventsWanted) {
       this.#eventsWanted = true;
@@ -323,7 +330,7 @@ export class Notifier {
       if (released) return;
       released = true;
       if (--this.#eventWatchers > 0 || this.#stopped) return;
-      this.#eventsLinger = setTimeout(() => {
+      this.#eventsLinger = this.#clock.setTimeout(() => {
         this.#eventsLinger = null;
         if (this.#eventWatchers > 0 || !this.#eventsWanted) return;
         this.#eventsWanted = false;
@@ -377,6 +384,7 @@ export class Notifier {
        where datname = current_database() and backend_xid is not null and pid <> pg_backend_pid()`,
     );
     const keys = running.rows[0]?.keys ?? [];
+    // Real time, not the clock: this waits on other sessions' transactions in PostgreSQL.
     const deadline = Date.now() + EVENTS_WATCH_SETTLE_MAX_MS;
     // Usually they end within a round trip or two; a long writer is asked after 2, 4, … 50 ms.
     for (let pause = 2; keys.length > 0 && Date.now() < deadline; pause = Math.min(pause * 2, 50)) {
@@ -475,7 +483,7 @@ export class Notifier {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#eventsLinger) clearTimeout(this.#eventsLinger);
+    if (this.#eventsLinger) this.#clock.clearTimeout(this.#eventsLinger);
     this.#eventsLinger = null;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;

@@ -10,6 +10,8 @@
  * - A socket refused before acceptance gets its close frame, then is terminated after
  *   `refusedLingerMs`, rather than held for `ws`'s 30 s closing handshake that its peer may never
  *   answer.
+ * - Time: the keep-alive, the refused linger and graphql-ws's own connection_init wait stay on real
+ *   time (src/clock.ts): they leash a socket's resources, and no caller waits on their outcome.
  */
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { IncomingMessage } from 'node:http';

@@ -1,7 +1,10 @@
 /**
  * The turn-events channel is LISTENed only while someone watches (issue 15): an instance with no
  * debugger subscriber is not woken by every call of every instance, and a subscriber still gets
- * every event once, replayed or live.
+ * every event once, replayed or live. The linger after the last watcher runs on a FakeClock
+ * (test/support/fake-clock.ts) of each Notifier's own: the tests move it past the linger, never
+ * sleep through it. The watch mark's TTL is the database's clock, and the settle waits on other
+ * sessions in PostgreSQL: those stay real.
  */
 import 'reflect-metadata';
 import { Writable } from 'node:stream';
@@ -12,6 +15,7 @@ import {
   AUTH_CHANNEL,
   GUARDS_CHANNEL,
   CACHE_CHANNEL,
+  DEFAULT_EVENTS_LINGER_MS,
   EVENTS_CHANNEL,
   Notifier,
   type CacheSignal,
@@ -24,6 +28,7 @@ import { createEmptyDatabase, startTestApp, type TestApp } from '../../support/a
 import { startSdkServer, type SdkServerHandle } from '../../support/mcp-servers.js';
 import { subscribeTurnEvents } from '../../support/subscriptions.js';
 import { waitUntil } from '../../support/wait.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { begin, buildWorld, call, connectTools, CRM_TOOLS, sleep, type World } from '../../support/turns.js';
 
 const quiet = createLogger(
@@ -34,15 +39,26 @@ const quiet = createLogger(
 );
 const ALWAYS = [AUTH_CHANNEL, CACHE_CHANNEL, GUARDS_CHANNEL].sort();
 const WATCHED = [AUTH_CHANNEL, CACHE_CHANNEL, EVENTS_CHANNEL, GUARDS_CHANNEL].sort();
-const LINGER_MS = 50;
+/** The production linger: on fake time its length costs nothing. */
+const LINGER_MS = DEFAULT_EVENTS_LINGER_MS;
 
 const notifiers: Notifier[] = [];
-/** A Notifier of its own on `url`, started, and stopped after the file. */
-async function startNotifier(url: string, options: NotifierOptions = { eventsLingerMs: LINGER_MS }) {
-  const n = new Notifier(url, quiet, options);
+/** A Notifier of its own on `url`, its linger on a FakeClock of its own; started, stopped after the file. */
+async function startNotifier(url: string, options: NotifierOptions = {}) {
+  const clock = new FakeClock();
+  const n = new Notifier(url, quiet, { clock, ...options });
   notifiers.push(n);
   await n.start();
-  return n;
+  return { n, clock };
+}
+
+/** Moves `clock` to just before the linger's end (still listening), then past it (no longer). */
+async function throughTheLinger(n: Notifier, clock: FakeClock): Promise<void> {
+  await clock.waitForTimers();
+  await clock.advance(LINGER_MS - 1);
+  expect(await n.listeningChannels()).toEqual(WATCHED);
+  await clock.advance(1);
+  await waitUntil(async () => (await n.listeningChannels()).length === ALWAYS.length);
 }
 afterAll(async () => {
   for (const n of notifiers) await n.stop();
@@ -88,7 +104,7 @@ describe('Notifier.watchEvents', () => {
   });
 
   it('should listen to turn events only between the first watcher and the last release, plus the linger', async () => {
-    const n = await started();
+    const { n, clock } = await started();
     expect(await n.listeningChannels()).toEqual(ALWAYS);
     expect(await eventsBeforeCacheSignal(n, 1)).toEqual([]);
 
@@ -100,27 +116,30 @@ describe('Notifier.watchEvents', () => {
     const second = await n.watchEvents();
     first();
     first(); // a second release of the same watch counts once
-    await sleep(LINGER_MS * 3);
+    expect(clock.pending).toBe(0); // a watcher is left: no linger
+    await clock.advance(LINGER_MS * 3);
     expect(await n.listeningChannels()).toEqual(WATCHED);
 
     second();
-    await waitUntil(async () => (await n.listeningChannels()).length === ALWAYS.length);
+    await throughTheLinger(n, clock);
     expect(await n.listeningChannels()).toEqual(ALWAYS);
     expect(await eventsBeforeCacheSignal(n, 3)).toEqual([]);
   });
 
   it('should keep listening when a watcher comes back within the linger', async () => {
-    const n = await started();
+    const { n, clock } = await started();
     (await n.watchEvents())();
+    expect(clock.pending).toBe(1);
     const again = await n.watchEvents();
-    await sleep(LINGER_MS * 3);
+    expect(clock.pending).toBe(0); // the linger is called off
+    await clock.advance(LINGER_MS * 3);
     expect(await n.listeningChannels()).toEqual(WATCHED);
     expect(await eventsBeforeCacheSignal(n, 4)).toEqual([4]);
     again();
   });
 
   it('should listen again on a new connection while watched', async () => {
-    const n = await started();
+    const { n, clock } = await started();
     const release = await n.watchEvents();
     n.dropConnectionForTest();
     expect(n.healthy).toBe(false);
@@ -128,7 +147,7 @@ describe('Notifier.watchEvents', () => {
     expect(await n.listeningChannels()).toEqual(WATCHED);
     expect(await eventsBeforeCacheSignal(n, 5)).toEqual([5]);
     release();
-    await waitUntil(async () => (await n.listeningChannels()).length === ALWAYS.length);
+    await throughTheLinger(n, clock);
     // Unwatched when it reconnects: only the channels it always listens to.
     n.dropConnectionForTest();
     await waitUntil(() => n.healthy);
@@ -136,14 +155,15 @@ describe('Notifier.watchEvents', () => {
   });
 
   it('should come back listening, once, when the connection drops under a LISTEN', async () => {
-    const n = await started();
+    const { n } = await started();
     const reconnects = n.stats().reconnects;
     const watching = n.watchEvents();
     n.dropConnectionForTest(); // the LISTEN just sent fails with its connection
     const release = await watching;
     await waitUntil(() => n.healthy);
     expect(await n.listeningChannels()).toEqual(WATCHED);
-    await sleep(LINGER_MS);
+    // Real time: a second drop would show at once, and the reconnect's backoff is real (not the clock).
+    await sleep(50);
     expect(n.healthy).toBe(true);
     expect(n.stats().reconnects).toBe(reconnects + 1);
     expect(await eventsBeforeCacheSignal(n, 6)).toEqual([6]);
@@ -151,7 +171,7 @@ describe('Notifier.watchEvents', () => {
   });
 
   it('should listen when a watch arrives while the connection is being set up', async () => {
-    const n = new Notifier(inject('databaseUrl'), quiet, { eventsLingerMs: LINGER_MS });
+    const n = new Notifier(inject('databaseUrl'), quiet, { clock: new FakeClock() });
     notifiers.push(n);
     const starting = n.start();
     // No connection yet: the watch resolves at once, and the connection, once up, listens.
@@ -211,13 +231,14 @@ describe('the turn-events NOTIFY across two instances on their own database', ()
     expect(await signalsOfCall('unwatched')).toEqual([]);
     expect(await B.app.services.notifier.listeningChannels()).toEqual(ALWAYS);
 
-    const n = await startNotifier(url, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
+    const { n, clock } = await startNotifier(url, { eventsWatchTtlMs: 300 });
     try {
       const release = await n.watchEvents();
       // TURN_STARTED, CALL_STARTED, CALL_FINISHED.
       expect(await signalsOfCall('watched')).toHaveLength(3);
       release();
-      await waitUntil(async () => (await n.listeningChannels()).length === ALWAYS.length);
+      await throughTheLinger(n, clock);
+      // Real time: the mark's TTL is the database's clock (clock_timestamp()).
       await sleep(300);
       expect(await signalsOfCall('lapsed')).toEqual([]);
     } finally {
@@ -228,7 +249,7 @@ describe('the turn-events NOTIFY across two instances on their own database', ()
   it('should have a new watch wait for a transaction that may have read the mark before it moved', async () => {
     const other = new pg.Client({ connectionString: url });
     await other.connect();
-    const n = await startNotifier(url, { eventsLingerMs: LINGER_MS, eventsWatchTtlMs: 300 });
+    const { n } = await startNotifier(url, { eventsWatchTtlMs: 300 });
     try {
       await other.query('begin');
       await other.query('select pg_current_xact_id()'); // it has a transaction id, as a writer has
@@ -237,6 +258,7 @@ describe('the turn-events NOTIFY across two instances on their own database', ()
         watching = true;
         return release;
       });
+      // Real time: the watch waits on the other session's transaction, in PostgreSQL.
       await sleep(150);
       expect(watching).toBe(false);
       await other.query('commit');

@@ -1,7 +1,8 @@
 /**
  * Circuit breakers and rate limits on the call path, across two instances on one database
- * (issue 29). The breakers' cool-downs and the buckets' refills run on an injected clock, shared by
- * both instances: fake time drives them, nothing sleeps through a window.
+ * (issue 29). The breakers' cool-downs, the buckets' refills and the calls' deadlines run on one
+ * FakeClock (test/support/fake-clock.ts) shared by both instances: fake time drives them, nothing
+ * sleeps through a window or a call's budget, so a loaded machine cannot push a call past either.
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { startTestApp, type TestApp } from '../../support/app.js';
 import { rawId } from '../../support/ids.js';
 import { startRawToolPeer, type RawServerHandle } from '../../support/mcp-servers.js';
 import { waitUntil } from '../../support/wait.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { begin, buildWorld, connectTools, type World } from '../../support/turns.js';
 import { DEFAULT_BREAKER_RULE } from '../../../src/guards/breaker.js';
 
@@ -47,15 +49,15 @@ async function startSwitchPeer(): Promise<SwitchPeer> {
   return peer;
 }
 
-let clock = Date.now();
-const now = () => clock;
+/** Both instances' clock: its wall time starts at the real one (the database's rows compare with it). */
+const clock = new FakeClock(Date.now());
 let A: TestApp;
 let B: TestApp;
 const peers: SwitchPeer[] = [];
 
 beforeAll(async () => {
-  A = await startTestApp({ now });
-  B = await startTestApp({ now });
+  A = await startTestApp({ clock });
+  B = await startTestApp({ clock });
 });
 
 afterAll(async () => {
@@ -69,15 +71,17 @@ afterAll(async () => {
 
 /**
  * Each test owns its tool server, workspace and connection. Calls time out after 100 ms (the least
- * allowed), set after the discovery, which a cold process may not finish that fast.
+ * allowed) of the fake clock: a test moves it past the deadline once the request has arrived.
  */
+const TIMEOUT_MS = 100;
+
 async function ownWorld(name: string): Promise<{ w: World; peer: SwitchPeer }> {
   const peer = await startSwitchPeer();
   peers.push(peer);
   const w = await buildWorld(A, peer.handle.url, name);
   const updated = await A.ok(
     UpdateConnectionDocument,
-    { input: { connectionId: w.connectionId, timeoutMs: 100 } },
+    { input: { connectionId: w.connectionId, timeoutMs: TIMEOUT_MS } },
     w.operator,
   );
   expect(updated.updateConnection.userErrors).toEqual([]);
@@ -97,12 +101,28 @@ async function breakerOf(t: TestApp, w: World) {
   return (await t.ok(ConnectionGuardsDocument, { id: w.connectionId }, w.operator)).connection!.breaker;
 }
 
+/**
+ * Calls `tool` on A while the server hangs: each attempt (a READ's two, a WRITE's one) ends when
+ * the test moves the clock past its deadline, once its request has reached the server.
+ */
+async function timedOut(w: World, peer: SwitchPeer, turnId: string, slug: string, tool: string) {
+  const attempts = tool === 'lookup' ? 2 : 1;
+  const sent = peer.calls[tool] ?? 0;
+  const pending = call(A, w, turnId, `${slug}__${tool}`);
+  for (let i = 1; i <= attempts; i++) {
+    await waitUntil(() => peer.calls[tool] === sent + i);
+    await clock.advance(TIMEOUT_MS);
+  }
+  const got = await pending;
+  expect(got).toMatchObject({ status: 'TIMEOUT', attempts, durationMs: attempts * TIMEOUT_MS });
+  return got;
+}
+
 /** Calls `lookup` on A while the server hangs, until the connection's breaker opens. */
 async function openByTimeouts(w: World, peer: SwitchPeer, slug: string, turnId: string) {
   peer.mode = 'hang';
-  for (let i = 0; i < DEFAULT_BREAKER_RULE.consecutiveFailures; i++) {
-    expect((await call(A, w, turnId, `${slug}__lookup`)).status).toBe('TIMEOUT');
-  }
+  for (let i = 0; i < DEFAULT_BREAKER_RULE.consecutiveFailures; i++)
+    await timedOut(w, peer, turnId, slug, 'lookup');
 }
 
 describe('circuit breakers', () => {
@@ -122,8 +142,8 @@ describe('circuit breakers', () => {
     expect(refused.message).toContain('the circuit breaker of the connection "slow" is open');
     expect(refused.message).toContain('Nothing was done');
     expect(refused.retryAfterMs).toBe(DEFAULT_BREAKER_RULE.cooldownMs);
-    // Short-circuited: no request (each timed-out call took 2 × 100 ms, a READ's retry included).
-    expect(refused.durationMs).toBeLessThan(50);
+    // Short-circuited: no request, no time (each timed-out call took 2 × 100 ms, a READ's retry included).
+    expect(refused.durationMs).toBe(0);
 
     // B hears it by NOTIFY (no call of B's ever failed) and refuses too, without a request.
     await waitUntil(() => B.app.services.guard.breaker(rawId(w.connectionId))?.state === 'OPEN');
@@ -166,10 +186,10 @@ describe('circuit breakers', () => {
     peer.mode = 'ok';
     const sent = peer.calls.lookup!;
     // Still cooling down: refused, not sent.
-    clock += DEFAULT_BREAKER_RULE.cooldownMs - 1;
+    await clock.advance(DEFAULT_BREAKER_RULE.cooldownMs - 1);
     expect((await call(A, w, turn.turnId, 'probe__lookup')).status).toBe('UNAVAILABLE');
     expect(peer.calls.lookup).toBe(sent);
-    clock += 1;
+    await clock.advance(1);
     expect((await call(A, w, turn.turnId, 'probe__lookup')).status).toBe('SUCCEEDED');
     expect(peer.calls.lookup).toBe(sent + 1);
     await waitUntil(async () => (await breakerOf(A, w)).state === 'CLOSED');
@@ -193,7 +213,7 @@ describe('circuit breakers', () => {
     const turn = await begin(A, w, 'writer');
     peer.mode = 'hang';
     for (let i = 0; i < DEFAULT_BREAKER_RULE.consecutiveFailures; i++) {
-      expect((await call(A, w, turn.turnId, 'writer__update')).status).toBe('TIMEOUT');
+      await timedOut(w, peer, turn.turnId, 'writer', 'update');
       // A WRITE that timed out may have reached the server: never sent again.
       expect(peer.calls.update).toBe(i + 1);
     }
@@ -216,8 +236,8 @@ describe('circuit breakers', () => {
     expect(await intents()).toBe(DEFAULT_BREAKER_RULE.consecutiveFailures);
 
     // The probe (a WRITE) is sent once; it times out: open again, for twice the cool-down.
-    clock += DEFAULT_BREAKER_RULE.cooldownMs;
-    expect((await call(A, w, turn.turnId, 'writer__update')).status).toBe('TIMEOUT');
+    await clock.advance(DEFAULT_BREAKER_RULE.cooldownMs);
+    await timedOut(w, peer, turn.turnId, 'writer', 'update');
     expect(peer.calls.update).toBe(DEFAULT_BREAKER_RULE.consecutiveFailures + 1);
     await waitUntil(async () => (await breakerOf(A, w)).state === 'OPEN');
     const again = await call(A, w, turn.turnId, 'writer__update');
@@ -246,7 +266,7 @@ describe('circuit breakers', () => {
     // Forced closed, the timeouts never open it.
     await A.ok(SetBreakerDocument, { input: { connectionId: w.connectionId, force: 'CLOSED' } }, w.operator);
     await openByTimeouts(w, peer, 'forced', turn.turnId);
-    expect((await call(A, w, turn.turnId, 'forced__lookup')).status).toBe('TIMEOUT');
+    await timedOut(w, peer, turn.turnId, 'forced', 'lookup');
     expect(await breakerOf(A, w)).toMatchObject({ state: 'CLOSED', forced: 'CLOSED' });
     // The operator's switch is still on.
     const enabled = await A.app.services.orm.em
@@ -286,12 +306,12 @@ describe('rate limits', () => {
     });
     await waitUntil(() => B.app.services.guard.limits(rawId(w.connectionId)).length === 1);
     const [turnA, turnB] = [await begin(A, w, 'busy-a'), await begin(B, w, 'busy-b')];
-    const start = clock;
+    const start = clock.now();
     let passed = 0;
     let limited = 0;
     let lastRefusal: Awaited<ReturnType<typeof call>> | null = null;
     // 8 calls a second for a minute, alternating instances: far over the limit.
-    while (clock < start + 60_000) {
+    while (clock.now() < start + 60_000) {
       for (const [t, turn] of [
         [A, turnA],
         [B, turnB],
@@ -304,7 +324,7 @@ describe('rate limits', () => {
           lastRefusal = r;
         }
       }
-      clock += 250;
+      await clock.advance(250);
     }
     expect(passed).toBeGreaterThanOrEqual(95);
     expect(passed).toBeLessThanOrEqual(105);
@@ -351,7 +371,7 @@ describe('rate limits', () => {
     const second = await call(A, w, turn.turnId, 'quota__lookup');
     expect(second.status).toBe('RATE_LIMITED');
     expect(second.message).toContain(`this workspace's calls on "quota"`);
-    clock += 1_000;
+    await clock.advance(1_000);
     expect((await call(A, w, turn.turnId, 'quota__lookup')).status).toBe('SUCCEEDED');
     const shown = await A.ok(ConnectionGuardsDocument, { id: w.connectionId }, w.customer);
     expect(shown.connection!.callLimits).toEqual([
