@@ -4,7 +4,8 @@
  * keys, name and description, that it is plain JSON, that a schema passes the JSON Schema 2020-12
  * meta-schema). Part of the validator (`../rules.ts`), which shares no code with the compiler.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { MAX_WALK_DEPTH, type RuleViolation } from './table.js';
 
 export type Obj = Record<string, unknown>;
@@ -126,15 +127,66 @@ export function checkDescription(value: unknown, rule: string, path: string, rep
 // JSON Schema meta-validation (2020-12), one Ajv made on first use.
 
 const META_2020 = 'https://json-schema.org/draft/2020-12/schema';
-let metaAjv: Ajv2020 | null = null;
+const META_VOCABULARIES = [
+  'core',
+  'applicator',
+  'unevaluated',
+  'validation',
+  'meta-data',
+  'format-annotation',
+  'content',
+];
+const require = createRequire(import.meta.url);
+
+/**
+ * A meta-schema file of Ajv's copy of JSON Schema 2020-12 with its `$dynamicRef`s bound: every
+ * `$dynamicRef: "#meta"` becomes a `$ref` to the 2020-12 meta-schema itself. That is what they
+ * resolve to when validation starts at that meta-schema, as it does here (nothing extends it), and
+ * Ajv no longer has to look the dynamic scope up at every subschema.
+ */
+function boundMetaSchema(file: string): Obj {
+  // Only a string `$dynamicRef` is the keyword: under `properties` the same names are the keywords'
+  // own meta-schemas (objects), and stay as they are.
+  const bind = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(bind);
+    if (!isObj(value)) return value;
+    const out: Obj = {};
+    for (const [key, v] of Object.entries(value))
+      if (key === '$dynamicRef' && typeof v === 'string') out.$ref = META_2020;
+      else out[key] = bind(v);
+    return out;
+  };
+  const schema = bind(require(`ajv/dist/refs/json-schema-2020-12/${file}.json`)) as Obj;
+  // The root's own bookkeeping: its anchor (nothing refers to it now), and the meta-schema and
+  // vocabularies it declares, which an Ajv without meta-schemas would look up.
+  delete schema.$dynamicAnchor;
+  delete schema.$schema;
+  delete schema.$vocabulary;
+  return schema;
+}
+
+let metaValidate: ValidateFunction | null = null;
+
+function metaValidator(): ValidateFunction {
+  if (metaValidate) return metaValidate;
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: false,
+    validateFormats: false,
+    logger: false,
+    meta: false,
+    validateSchema: false,
+  });
+  for (const vocabulary of META_VOCABULARIES) ajv.addSchema(boundMetaSchema(`meta/${vocabulary}`));
+  metaValidate = ajv.compile(boundMetaSchema('schema'));
+  return metaValidate;
+}
 
 export function checkMetaSchema(schema: unknown, rule: string, path: string, report: Report): void {
-  metaAjv ??= new Ajv2020({ strict: false, allErrors: false, validateFormats: false, logger: false });
-  const validate = metaAjv.getSchema(META_2020);
-  if (!validate) return report.add(rule, path, 'the JSON Schema 2020-12 meta-schema is not available');
+  const validate = metaValidator();
   let valid: boolean;
   try {
-    valid = validate(schema) as boolean;
+    valid = validate(schema);
   } catch {
     valid = false;
   }
