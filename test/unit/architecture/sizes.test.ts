@@ -157,7 +157,8 @@ describe('sizes (issue 30, item 4)', () => {
   }, 30_000);
 
   describe('the checks themselves', () => {
-    const body = (n: number): string => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join('\n');
+    const body = (n: number): string =>
+      Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join('\n');
 
     it('counts a long declaration, method, arrow and function expression, naming each', () => {
       const text = [
