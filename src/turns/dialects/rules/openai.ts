@@ -28,7 +28,17 @@ import {
   OPENAI_STRICT_MAX_PROPERTIES,
   OPENAI_STRICT_MAX_STRING_CHARS,
 } from './table.js';
-import { type At, eachChild, isContainer, refPath, resolveRef, Trail, typesOf, walk } from './walk.js';
+import {
+  type At,
+  eachChild,
+  hasType,
+  isContainer,
+  refPath,
+  resolveRef,
+  Trail,
+  typesOf,
+  walk,
+} from './walk.js';
 
 /** Structured Outputs' supported keywords (types, `anyOf`, definitions, and the listed constraints). */
 const OPENAI_STRICT_KEYWORDS = new Set([
@@ -108,7 +118,7 @@ export function checkOpenAi(decl: Obj, strict: boolean, report: Report): void {
   if (strictReport && params.anyOf !== undefined)
     strictReport.add('openai.strict.root-any-of', at + '/anyOf', 'the root uses anyOf');
   walk(params, at, report, (value, here) => {
-    if (isObj(value) && typesOf(value).includes('array') && value.items === undefined)
+    if (isObj(value) && hasType(value, 'array') && value.items === undefined)
       report.add('openai.schema.array-items', here(), 'an array schema has no items');
     if (strictReport) checkStrictNode(params, value, here, strictReport);
   });
@@ -137,8 +147,7 @@ function checkStrictNode(root: Obj, value: unknown, at: At, report: Report): voi
 
   if (value.$ref !== undefined) checkStrictRef(root, value, at, report);
 
-  if (typesOf(value).includes('object') || value.properties !== undefined)
-    checkStrictObject(value, at, report);
+  if (hasType(value, 'object') || value.properties !== undefined) checkStrictObject(value, at, report);
 
   if (Array.isArray(value.enum)) {
     const enumChars = value.enum.reduce((sum: number, v) => sum + valueChars(v), 0);

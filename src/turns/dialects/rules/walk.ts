@@ -150,12 +150,20 @@ export function typesOf(schema: Obj): string[] {
   return [];
 }
 
+/** Whether the schema's `type` is or lists `type` (no list is made: this runs for every node). */
+export function hasType(schema: Obj, type: string, ignoreCase = false): boolean {
+  const t = schema.type;
+  if (typeof t === 'string') return (ignoreCase ? t.toLowerCase() : t) === type;
+  if (!Array.isArray(t)) return false;
+  for (const v of t) if (typeof v === 'string' && (ignoreCase ? v.toLowerCase() : v) === type) return true;
+  return false;
+}
+
 /** An object or array schema: a level of nesting. */
 export function isContainer(schema: Obj): boolean {
-  const types = typesOf(schema).map((t) => t.toLowerCase());
   return (
-    types.includes('object') ||
-    types.includes('array') ||
+    hasType(schema, 'object', true) ||
+    hasType(schema, 'array', true) ||
     schema.properties !== undefined ||
     schema.items !== undefined ||
     schema.prefixItems !== undefined
