@@ -12,10 +12,12 @@
  * Goals (issue 31): recall@5 ≥ 0.9, search p50 < 5 ms, ≥ 85 % fewer bytes.
  * When the corpus is absent it says so and runs on what is vendored.
  */
+import { loadConfig } from '../src/config.js';
 import { declareTools, type DeclaredTool, type DeclaredToolList } from '../src/turns/declare.js';
 import { compileToolList, MAX_TOOLS } from '../src/turns/dialects/declarations.js';
 import { type ToolDialect } from '../src/turns/dialects/dialect.js';
-import { MAX_QUERY_LENGTH, ToolIndex, type RankingTuning } from '../src/turns/search/index.js';
+import { searchToolsTool } from '../src/turns/search/declare-search.js';
+import { ToolIndex, type RankingTuning } from '../src/turns/search/index.js';
 import {
   loadQueries,
   loadToolWorld,
@@ -37,32 +39,6 @@ const BUILT_INS: DeclaredTool[] = [
     },
   },
 ];
-
-/** The search tool as a turn declares it (its exact wording is the turn's; the size is what counts). */
-const SEARCH_TOOLS: DeclaredTool = {
-  name: 'search_tools',
-  description:
-    'Searches the tools of this assistant that are not declared yet. Say what you want to do in a few words; the answer gives the best matching tools, which you can then call.',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      query: {
-        type: 'string',
-        minLength: 1,
-        maxLength: MAX_QUERY_LENGTH,
-        description: 'What you want to do.',
-      },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 20,
-        description: 'How many tools to return (default 5).',
-      },
-    },
-    required: ['query'],
-    additionalProperties: false,
-  },
-};
 
 /** Tools declared up front with search on (the operator's "always declare" ones). */
 const UP_FRONT = 5;
@@ -195,10 +171,18 @@ export async function run(): Promise<void> {
 
   // Declared bytes of the first request.
   const all = declareTools({ builtIns: BUILT_INS, operations: world.operations });
-  const withSearch = declareTools({
-    builtIns: [...BUILT_INS, SEARCH_TOOLS],
-    operations: world.operations.slice(0, UP_FRONT),
-  });
+  // search_tools is reserved (a built-in may not take its name): it goes in after the built-ins, as
+  // the service's own declaration with this deployment's defaults, the way a search turn lists it.
+  const upFront = declareTools({ builtIns: BUILT_INS, operations: world.operations.slice(0, UP_FRONT) });
+  const searchTool = searchToolsTool(loadConfig({}).toolSearch);
+  const withSearch: DeclaredToolList = {
+    tools: [
+      ...upFront.tools.slice(0, BUILT_INS.length),
+      searchTool,
+      ...upFront.tools.slice(BUILT_INS.length),
+    ],
+    map: upFront.map,
+  };
   for (const dialect of ['GENERIC', 'OPENAI'] as const) {
     const a = declaredBytes(dialect, all);
     const s = declaredBytes(dialect, withSearch);
