@@ -24,36 +24,36 @@ const ONE_KEYWORDS = [
   'contains',
   'propertyNames',
 ];
-const CHILD_KEYWORDS = new Set([...MAP_KEYWORDS, ...LIST_KEYWORDS, ...ONE_KEYWORDS]);
+/** Each keyword's kinds of subschema value (`items` is a list in older drafts, one schema in newer). */
+const CHILD_KINDS = new Map<string, { map: boolean; list: boolean; one: boolean }>(
+  [...new Set([...MAP_KEYWORDS, ...LIST_KEYWORDS, ...ONE_KEYWORDS])].map((k) => [
+    k,
+    { map: MAP_KEYWORDS.includes(k), list: LIST_KEYWORDS.includes(k), one: ONE_KEYWORDS.includes(k) },
+  ]),
+);
 
 /**
  * Calls `fn` for each subschema of a JSON Schema (any draft) or of a Gemini `Schema`, with the
- * keyword it sits under and, for map and list keywords, its property name or index. Allocates
- * nothing per child: this runs for every node of every declaration checked.
+ * keyword it sits under and, for map and list keywords, its property name or index, in the order
+ * the node's keys come. Allocates nothing per child, and looks up only the keys the node has: this
+ * runs for every node of every declaration checked.
  */
 export function eachChild(
   schema: Obj,
   fn: (value: unknown, keyword: string, key: string | number | undefined) => void,
 ): void {
-  // Most nodes are leaves ({ type, description }): one pass over their few keys says so.
-  let any = false;
-  for (const key in schema)
-    if (CHILD_KEYWORDS.has(key)) {
-      any = true;
-      break;
-    }
-  if (!any) return;
-  for (const keyword of MAP_KEYWORDS) {
-    const map = schema[keyword];
-    if (isObj(map)) for (const key in map) if (Object.hasOwn(map, key)) fn(map[key], keyword, key);
-  }
-  for (const keyword of LIST_KEYWORDS) {
-    const list = schema[keyword];
-    if (Array.isArray(list)) for (let i = 0; i < list.length; i++) fn(list[i] as unknown, keyword, i);
-  }
-  for (const keyword of ONE_KEYWORDS) {
+  for (const keyword in schema) {
+    const kind = CHILD_KINDS.get(keyword);
+    if (kind === undefined || !Object.hasOwn(schema, keyword)) continue;
     const value = schema[keyword];
-    if (isObj(value) || (typeof value === 'boolean' && keyword !== 'additionalProperties'))
+    if (kind.map && isObj(value)) {
+      for (const key in value) if (Object.hasOwn(value, key)) fn(value[key], keyword, key);
+    } else if (kind.list && Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) fn(value[i] as unknown, keyword, i);
+    } else if (
+      kind.one &&
+      (isObj(value) || (typeof value === 'boolean' && keyword !== 'additionalProperties'))
+    )
       fn(value, keyword, undefined);
   }
 }
