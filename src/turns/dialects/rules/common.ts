@@ -23,6 +23,35 @@ export function seg(key: string | number): string {
   return '/' + text.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/**
+ * A JSON Pointer kept as segments below a base and written out only on demand (for a report), so
+ * that a walk makes no string per node. A step is one segment, or a keyword and its key (a
+ * property name or an index) pushed and popped together.
+ */
+export class Trail {
+  readonly #steps: (string | number)[] = [];
+  readonly #keys: (string | number | undefined)[] = [];
+  constructor(readonly base: string) {}
+  push(segment: string | number, key?: string | number): void {
+    this.#steps.push(segment);
+    this.#keys.push(key);
+  }
+  pop(): void {
+    this.#steps.pop();
+    this.#keys.pop();
+  }
+  /** The pointer as it stands now. */
+  pointer(): string {
+    let out = this.base;
+    for (let i = 0; i < this.#steps.length; i++) {
+      out += seg(this.#steps[i]!);
+      const key = this.#keys[i];
+      if (key !== undefined) out += seg(key);
+    }
+    return out;
+  }
+}
+
 /** A value for a message: JSON, cut to 60 characters. */
 export function quote(value: unknown): string {
   let text: string;
@@ -51,9 +80,8 @@ export function checkJson(
   seen: Set<unknown>,
   level: number,
 ): boolean {
-  // The path below `path` is kept as a trail of keys and written out only for a report.
-  const trail: (string | number)[] = [];
-  const at = () => path + trail.map(seg).join('');
+  const trail = new Trail(path);
+  const at = () => trail.pointer();
   const go = (v: unknown, depth: number): boolean => {
     if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
     if (typeof v === 'number') {

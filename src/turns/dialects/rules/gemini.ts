@@ -16,6 +16,7 @@ import {
   quote,
   type Report,
   seg,
+  Trail,
 } from './common.js';
 import {
   GEMINI_NAME_PATTERN,
@@ -23,7 +24,7 @@ import {
   MAX_WALK_DEPTH,
   MAX_WALK_NODES,
 } from './table.js';
-import { type At, eachChild, refPath, resolveRef, Trail, walk } from './walk.js';
+import { type At, eachChild, refPath, resolveRef, walk } from './walk.js';
 
 /** The fields of the Gemini API's `Schema` object; any other field is an unknown-field 400. */
 const GEMINI_SCHEMA_FIELDS = new Set([
@@ -280,9 +281,9 @@ function checkGeminiCycles(root: Obj, at: string, report: Report): void {
       const target = resolveRef(root, schema.$ref, ['$defs']);
       if (target.ok) {
         const since = optionalSince.get(target.key);
-        if (since !== undefined) {
-          const path = since ? null : trail.pointer();
-          if (path !== null && !reported.has(path)) {
+        if (since === false) {
+          const path = trail.pointer();
+          if (!reported.has(path)) {
             reported.add(path);
             report.add(
               'gemini-json.schema.cycle-required',
@@ -290,7 +291,7 @@ function checkGeminiCycles(root: Obj, at: string, report: Report): void {
               `the cyclic $ref ${quote(schema.$ref)} is reached only through required properties`,
             );
           }
-        } else {
+        } else if (since === undefined) {
           const next = new Map(optionalSince);
           next.set(target.key, false);
           go(target.target, new Trail(at + refPath(target.key)), next, steps + 1);

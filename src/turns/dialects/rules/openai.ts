@@ -16,6 +16,7 @@ import {
   quote,
   Report,
   seg,
+  Trail,
 } from './common.js';
 import {
   MAX_WALK_DEPTH,
@@ -28,17 +29,7 @@ import {
   OPENAI_STRICT_MAX_PROPERTIES,
   OPENAI_STRICT_MAX_STRING_CHARS,
 } from './table.js';
-import {
-  type At,
-  eachChild,
-  hasType,
-  isContainer,
-  refPath,
-  resolveRef,
-  Trail,
-  typesOf,
-  walk,
-} from './walk.js';
+import { type At, eachChild, hasType, isContainer, refPath, resolveRef, typesOf, walk } from './walk.js';
 
 /** Structured Outputs' supported keywords (types, `anyOf`, definitions, and the listed constraints). */
 const OPENAI_STRICT_KEYWORDS = new Set([

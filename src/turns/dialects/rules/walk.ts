@@ -5,7 +5,7 @@
  * resolution of local `$ref`s. Part of the validator (`../rules.ts`), which shares no code with the
  * compiler.
  */
-import { isObj, type Obj, type Report, seg } from './common.js';
+import { isObj, type Obj, type Report, Trail } from './common.js';
 import { MAX_WALK_DEPTH, MAX_WALK_NODES } from './table.js';
 
 /** Keywords whose value is a map of subschemas, a list of them, or one subschema. */
@@ -60,35 +60,10 @@ export function eachChild(
 
 /**
  * The JSON Pointer of the subschema being visited, written out only when it is asked for (for a
- * report): the walks keep a {@link Trail} of keywords and keys instead of a string per node. Valid
+ * report): the walks keep a `Trail` (common.ts) of keywords and keys instead of a string per node. Valid
  * during the visit it is handed to.
  */
 export type At = () => string;
-
-/** A JSON Pointer kept as the keywords and keys below a base, written out on demand. */
-export class Trail {
-  readonly #keywords: string[] = [];
-  readonly #keys: (string | number | undefined)[] = [];
-  constructor(readonly base: string) {}
-  push(keyword: string, key: string | number | undefined): void {
-    this.#keywords.push(keyword);
-    this.#keys.push(key);
-  }
-  pop(): void {
-    this.#keywords.pop();
-    this.#keys.pop();
-  }
-  /** The pointer as it stands now. */
-  pointer(): string {
-    let out = this.base;
-    for (let i = 0; i < this.#keywords.length; i++) {
-      out += seg(this.#keywords[i]!);
-      const key = this.#keys[i];
-      if (key !== undefined) out += seg(key);
-    }
-    return out;
-  }
-}
 
 /**
  * Calls `visit` for every subschema of `root` (syntactically: `$ref`s are not followed), depth
