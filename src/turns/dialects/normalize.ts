@@ -91,30 +91,7 @@ export function normalizeSchema(root: JsonObject): Normalized {
         expanding.pop();
       }
     }
-    const out: JsonObject = {};
-    for (const key in node) {
-      if (DROPPED.has(key)) continue;
-      const v = node[key]!;
-      const kind = SUBSCHEMA_KIND.get(key);
-      if (kind === 'one') {
-        // `additionalProperties: false` (and `true`) mean what they say: kept as they are.
-        out[key] =
-          typeof v === 'boolean'
-            ? v
-            : Array.isArray(v)
-              ? v.map((s) => walk(s, depth + 1))
-              : walk(v, depth + 1);
-      } else if (kind === 'list') {
-        out[key] = Array.isArray(v) ? v.map((s) => walk(s, depth + 1)) : [];
-      } else if (kind === 'map') {
-        const map: JsonObject = {};
-        if (isObject(v)) for (const name in v) map[name] = walk(v[name], depth + 1);
-        out[key] = map;
-      } else {
-        out[key] = v;
-      }
-    }
-    node = out;
+    node = normalizeKeys(node, depth, walk);
     if (Array.isArray(node.allOf)) {
       const { allOf, ...rest } = node;
       return mergeAll([rest, ...(allOf as JsonObject[])]);
@@ -132,6 +109,66 @@ export function normalizeSchema(root: JsonObject): Normalized {
       reason: `its input schema has more than ${MAX_NORMALIZED_NODES} schema nodes once its $refs are inlined`,
     };
   }
+}
+
+type Walk = (value: JsonValue | undefined, depth: number) => JsonObject;
+
+/**
+ * The node with its subschemas walked one level deeper and its bookkeeping keywords dropped. A
+ * node whose subschemas all come back as they are, with nothing to drop, is the node itself:
+ * shared, not copied, since no step after this one changes a node it reads (the unit test
+ * compiles deep-frozen schemas). The copy is made at the first key that differs.
+ */
+function normalizeKeys(node: JsonObject, depth: number, walk: Walk): JsonObject {
+  let out: JsonObject | null = null;
+  for (const key in node) {
+    const v = node[key]!;
+    const kind = SUBSCHEMA_KIND.get(key);
+    let next: JsonValue | undefined;
+    if (DROPPED.has(key)) next = undefined;
+    else if (kind === 'one')
+      // `additionalProperties: false` (and `true`) mean what they say: kept as they are.
+      next =
+        typeof v === 'boolean' ? v : Array.isArray(v) ? walkList(v, depth + 1, walk) : walk(v, depth + 1);
+    else if (kind === 'list') next = Array.isArray(v) ? walkList(v, depth + 1, walk) : [];
+    else if (kind === 'map') next = isObject(v) ? walkMap(v, depth + 1, walk) : {};
+    else next = v;
+    if (out === null && next !== v) out = copyBefore(node, key);
+    if (out !== null && next !== undefined) out[key] = next;
+  }
+  return out ?? node;
+}
+
+/** The subschemas of a list keyword walked; the list itself when none changed. */
+function walkList(list: JsonValue[], depth: number, walk: Walk): JsonValue[] {
+  let out: JsonValue[] | null = null;
+  for (let i = 0; i < list.length; i++) {
+    const next = walk(list[i], depth);
+    if (out === null && next !== list[i]) out = list.slice(0, i);
+    if (out !== null) out.push(next);
+  }
+  return out ?? list;
+}
+
+/** The subschemas of a map keyword walked; the map itself when none changed. */
+function walkMap(map: JsonObject, depth: number, walk: Walk): JsonObject {
+  let out: JsonObject | null = null;
+  for (const name in map) {
+    const next = walk(map[name], depth);
+    if (out === null && next !== map[name]) out = copyBefore(map, name);
+    if (out !== null) out[name] = next;
+  }
+  return out ?? map;
+}
+
+/** A copy of the object's entries that come before `key` (all of them as they are). */
+function copyBefore(obj: JsonObject, key: string): JsonObject {
+  const out: JsonObject = {};
+  for (const k in obj) {
+    if (k === key) break;
+    out[k] = obj[k]!;
+  }
+  return out;
 }
 
 /** A local JSON pointer (`#/$defs/Item`, `#`), or undefined when it leads nowhere. */

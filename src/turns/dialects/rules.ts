@@ -72,7 +72,7 @@ export function checkDeclaration(dialect: ToolDialect, declaration: unknown): Ru
   }
   const name = nameOf(dialect, declaration);
   const report = new Report(name);
-  if (!checkJson(declaration, '', report, new Set(), 0)) return report.violations;
+  if (!checkJson(declaration, '', report)) return report.violations;
   if (name === null || !COMMON_NAME_PATTERN.test(name))
     report.add(
       'common.name',

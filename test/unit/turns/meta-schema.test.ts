@@ -4,6 +4,9 @@
  * (issue 26's cold compile). It must say exactly what Ajv's own 2020-12 meta-schema says: here
  * both judge the hard-case tools' schemas, every vendored description's operations, and schemas
  * broken under every applicator keyword (where a `$dynamicRef` is what reaches them).
+ *
+ * OpenAI strict mode runs it cut to the keywords strict mode supports (every other keyword is a
+ * violation of its own there): on schemas that use only those, the cut must judge as Ajv does.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,16 +15,33 @@ import { describe, expect, it } from 'vitest';
 import { convertDescription } from '../../../src/openapi/convert.js';
 import { parseDescription } from '../../../src/openapi/load.js';
 import { PROJECT_ROOT } from '../../../src/project-root.js';
+import { compileSchema } from '../../../src/turns/dialects/compile.js';
+import { checkDeclaration } from '../../../src/turns/dialects/rules.js';
 import { checkMetaSchema, Report } from '../../../src/turns/dialects/rules/common.js';
+import { OPENAI_STRICT_KEYWORDS } from '../../../src/turns/dialects/rules/openai.js';
 import { HARD_TOOLS } from '../../support/hard-schema-server.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, logger: false });
 const reference = ajv.getSchema('https://json-schema.org/draft/2020-12/schema')!;
 
-function bound(schema: unknown): boolean {
+function bound(schema: unknown, keywords: ReadonlySet<string> | null = null): boolean {
   const report = new Report('t');
-  checkMetaSchema(schema, 'rule', '', report);
+  checkMetaSchema(schema, 'rule', '', report, keywords);
   return report.violations.length === 0;
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether every subschema (under strict mode's applicators) has only strict mode's keywords. */
+function onlyStrictKeywords(schema: unknown): boolean {
+  if (!isPlain(schema)) return true;
+  if (Object.keys(schema).some((k) => !OPENAI_STRICT_KEYWORDS.has(k))) return false;
+  const children: unknown[] = [schema.items, schema.additionalProperties];
+  if (Array.isArray(schema.anyOf)) children.push(...(schema.anyOf as unknown[]));
+  for (const map of [schema.properties, schema.$defs, schema.definitions])
+    if (isPlain(map)) children.push(...Object.values(map));
+  return children.every(onlyStrictKeywords);
 }
 
 /** A value no meta-schema takes where a schema belongs. */
@@ -120,5 +140,90 @@ describe('the bound 2020-12 meta-schema', () => {
     expect(report.violations).toEqual([
       expect.objectContaining({ rule: 'rule', path: '/p/properties/a/items/minLength' }),
     ]);
+  });
+});
+
+describe("the meta-check cut to strict mode's keywords", () => {
+  const strictOutputs = (): Record<string, unknown>[] =>
+    [...HARD_TOOLS.map((t) => t.inputSchema), ...(vendoredSchemas() as Record<string, unknown>[])]
+      .map((s) => compileSchema('OPENAI_STRICT', s as Record<string, never>))
+      .flatMap((c) => (c.ok && c.schema !== null ? [c.schema] : []));
+
+  it('judges as Ajv does every schema, good or broken, that uses only those keywords', () => {
+    const cases = [...BROKEN, ...GOOD].filter(onlyStrictKeywords);
+    expect(cases.filter((s) => reference(s) === false).length).toBeGreaterThan(10);
+    expect(cases.filter((s) => reference(s) === true).length).toBeGreaterThan(10);
+    for (const schema of cases)
+      expect(bound(schema, OPENAI_STRICT_KEYWORDS), JSON.stringify(schema).slice(0, 200)).toBe(
+        reference(schema),
+      );
+  });
+
+  it('passes every compiled strict schema, and refuses each one broken deep inside, as Ajv does', () => {
+    const outputs = strictOutputs();
+    expect(outputs.length).toBeGreaterThan(50);
+    const breaks: [string, unknown][] = [
+      ['type', 'no-such-type'],
+      ['required', [1]],
+      ['anyOf', []],
+      ['enum', 'x'],
+      ['minItems', -1],
+      ['maximum', 'x'],
+      ['multipleOf', 0],
+      ['$ref', 5],
+      ['description', 5],
+      ['pattern', 5],
+      ['properties', []],
+      ['additionalProperties', 'x'],
+      ['items', 5],
+      ['$defs', 5],
+    ];
+    let broken = 0;
+    for (const schema of outputs) {
+      expect(onlyStrictKeywords(schema)).toBe(true);
+      expect(reference(schema)).toBe(true);
+      expect(bound(schema, OPENAI_STRICT_KEYWORDS)).toBe(true);
+      // The deepest first property's schema, along properties and anyOf options.
+      const copy = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+      let node = copy;
+      for (;;) {
+        const props = node.properties;
+        const next = isPlain(props)
+          ? Object.values(props)[0]
+          : Array.isArray(node.anyOf)
+            ? node.anyOf[0]
+            : undefined;
+        if (!isPlain(next)) break;
+        node = next;
+      }
+      const [keyword, value] = breaks[broken++ % breaks.length]!;
+      node[keyword] = value;
+      expect(reference(copy), keyword).toBe(false);
+      expect(bound(copy, OPENAI_STRICT_KEYWORDS), keyword).toBe(false);
+    }
+  });
+
+  it("leaves any other keyword to strict mode's own rule, which refuses the declaration", () => {
+    const schema = {
+      type: 'object',
+      properties: {},
+      required: [],
+      additionalProperties: false,
+      minLength: -1,
+    };
+    expect(reference(schema)).toBe(false);
+    expect(bound(schema, OPENAI_STRICT_KEYWORDS)).toBe(true);
+    const declaration = { type: 'function', function: { name: 'f', parameters: schema, strict: true } };
+    expect(checkDeclaration('OPENAI_STRICT', declaration).map((v) => v.rule)).toEqual([
+      'openai.strict.keyword',
+    ]);
+    expect(checkDeclaration('OPENAI', declaration).map((v) => v.rule)).toEqual([
+      'openai.strict.flag',
+      'openai.schema.valid',
+    ]);
+  });
+
+  it('refuses to be cut to a keyword the meta-schema does not have', () => {
+    expect(() => bound({}, new Set(['type', 'no-such-keyword']))).toThrow(/no-such-keyword/);
   });
 });

@@ -22,8 +22,12 @@ const JSON_TEXT_NOTE = 'Give the value as JSON text.';
 
 /** One node, any kind. `depth` counts enclosing objects (the root object is 1). */
 function compileNode(node: JsonObject, ctx: Ctx, depth: number): Out {
-  const options = [...listOf(node.anyOf), ...listOf(node.oneOf)].filter((o): o is JsonObject => isObject(o));
-  if (options.length > 0) return compileUnion(node, options, ctx, depth);
+  if (Array.isArray(node.anyOf) || Array.isArray(node.oneOf)) {
+    const options = [...listOf(node.anyOf), ...listOf(node.oneOf)].filter((o): o is JsonObject =>
+      isObject(o),
+    );
+    if (options.length > 0) return compileUnion(node, options, ctx, depth);
+  }
 
   let types = typeList(node.type);
   if (types.length === 0) types = inferredTypes(node);

@@ -32,7 +32,7 @@ import {
 import { type At, eachChild, hasType, isContainer, refPath, resolveRef, typesOf, walk } from './walk.js';
 
 /** Structured Outputs' supported keywords (types, `anyOf`, definitions, and the listed constraints). */
-const OPENAI_STRICT_KEYWORDS = new Set([
+export const OPENAI_STRICT_KEYWORDS: ReadonlySet<string> = new Set([
   'type',
   'properties',
   'required',
@@ -103,7 +103,9 @@ export function checkOpenAi(decl: Obj, strict: boolean, report: Report): void {
   if (!isObj(params)) return report.add('openai.parameters.object', at, 'parameters is not an object schema');
   if (params.type !== 'object')
     report.add('openai.parameters.object', at + '/type', `type is ${quote(params.type)}, not "object"`);
-  checkMetaSchema(params, 'openai.schema.valid', at, report);
+  // Strict mode reports every other keyword on every subschema (`openai.strict.keyword`, below), so
+  // the meta-check needs to judge only the supported ones' values: the same verdict, half the work.
+  checkMetaSchema(params, 'openai.schema.valid', at, report, strict ? OPENAI_STRICT_KEYWORDS : null);
   // One walk for both modes; strict mode's findings are listed after the others, as its own pass.
   const strictReport = strict ? new Report(report.tool) : null;
   if (strictReport && params.anyOf !== undefined)
@@ -127,8 +129,8 @@ function checkStrictNode(root: Obj, value: unknown, at: At, report: Report): voi
       `a ${value === true || value === false ? 'boolean' : typeof value} schema is not supported`,
     );
   }
-  for (const key of Object.keys(value))
-    if (!OPENAI_STRICT_KEYWORDS.has(key))
+  for (const key in value)
+    if (Object.hasOwn(value, key) && !OPENAI_STRICT_KEYWORDS.has(key))
       report.add('openai.strict.keyword', at() + seg(key), `${quote(key)} is not supported`);
 
   checkStrictType(value, at, report);
@@ -140,13 +142,9 @@ function checkStrictNode(root: Obj, value: unknown, at: At, report: Report): voi
 
   if (hasType(value, 'object') || value.properties !== undefined) checkStrictObject(value, at, report);
 
-  if (Array.isArray(value.enum)) {
+  if (Array.isArray(value.enum) && value.enum.length > OPENAI_STRICT_LARGE_ENUM_VALUES) {
     const enumChars = value.enum.reduce((sum: number, v) => sum + valueChars(v), 0);
-    if (
-      value.enum.length > OPENAI_STRICT_LARGE_ENUM_VALUES &&
-      value.enum.every((v) => typeof v === 'string') &&
-      enumChars > OPENAI_STRICT_LARGE_ENUM_CHARS
-    )
+    if (value.enum.every((v) => typeof v === 'string') && enumChars > OPENAI_STRICT_LARGE_ENUM_CHARS)
       report.add(
         'openai.strict.large-enum',
         at() + '/enum',
@@ -164,6 +162,13 @@ function checkStrictType(value: Obj, at: At, report: Report): void {
       value.const === undefined
     )
       report.add('openai.strict.type', at(), 'the schema has no type');
+    return;
+  }
+  const type = value.type;
+  // One type is the usual case: no list is made for it (this runs for every node).
+  if (typeof type === 'string') {
+    if (!OPENAI_STRICT_TYPES.has(type))
+      report.add('openai.strict.type', at() + '/type', `type ${quote(type)} is not supported`);
     return;
   }
   for (const t of typesOf(value))
@@ -195,10 +200,12 @@ function checkStrictObject(value: Obj, at: At, report: Report): void {
       at(),
       'an object schema does not set additionalProperties: false',
     );
-  const keys = isObj(value.properties) ? Object.keys(value.properties) : [];
+  const properties = isObj(value.properties) ? value.properties : {};
   const required = value.required;
   if (!Array.isArray(required))
     return report.add('openai.strict.required-all', at(), 'an object schema has no required list');
+  if (listsInOrder(properties, required)) return;
+  const keys = Object.keys(properties);
   const listed = new Set<unknown>(required);
   const missing = keys.filter((k) => !listed.has(k));
   const own = new Set<unknown>(keys);
@@ -215,6 +222,20 @@ function checkStrictObject(value: Obj, at: At, report: Report): void {
       at() + '/required',
       `required names ${extra.map(quote).join(', ')}, not a property`,
     );
+}
+
+/**
+ * Whether `required` is the object's property names in their order: the usual case, checked
+ * without making a list or a set (this runs for every object node).
+ */
+function listsInOrder(properties: Obj, required: unknown[]): boolean {
+  let i = 0;
+  for (const key in properties) {
+    if (!Object.hasOwn(properties, key)) continue;
+    if (required[i] !== key) return false;
+    i++;
+  }
+  return i === required.length;
 }
 
 /** The whole-schema limits of Structured Outputs, on the schema with its `$ref`s expanded. */
@@ -283,38 +304,55 @@ function expandedSizes(root: Obj, containers: readonly string[]): ExpandedSizes 
   let budget = MAX_WALK_NODES;
   const expanding = new Set<string>(['#']);
   const reached = new Set<string>();
-  const go = (schema: unknown, trail: Trail, levels: number, steps: number): void => {
-    if (!isObj(schema) || --budget < 0 || steps > MAX_WALK_DEPTH) return;
+  // The node whose children are being visited, for the one closure that visits them (not one
+  // closure per node): its trail, its levels and its steps from where the expansion started.
+  let trail = new Trail('');
+  let levels = 0;
+  let steps = 0;
+  const child = (value: unknown, keyword: string, key: string | number | undefined): void => {
+    if (containers.includes(keyword)) return;
+    const on = trail;
+    const above = levels;
+    const at = steps;
+    on.push(keyword, key);
+    go(value, on, above, at + 1);
+    on.pop();
+    trail = on;
+    levels = above;
+    steps = at;
+  };
+  const go = (schema: unknown, on: Trail, above: number, at: number): void => {
+    if (!isObj(schema) || --budget < 0 || at > MAX_WALK_DEPTH) return;
     if (typeof schema.$ref === 'string') {
       const target = resolveRef(root, schema.$ref, containers);
       if (target.ok && !expanding.has(target.key)) {
         reached.add(target.key);
         expanding.add(target.key);
-        go(target.target, new Trail(refPath(target.key)), levels, steps + 1);
+        go(target.target, new Trail(refPath(target.key)), above, at + 1);
         expanding.delete(target.key);
       }
     }
-    const here = levels + (isContainer(schema) ? 1 : 0);
+    const here = above + (isContainer(schema) ? 1 : 0);
     if (here > sizes.levels) {
       sizes.levels = here;
-      sizes.deepest = trail.pointer();
+      sizes.deepest = on.pointer();
     }
-    if (isObj(schema.properties))
-      for (const key of Object.keys(schema.properties)) {
-        sizes.properties++;
-        sizes.chars += key.length;
-      }
+    const properties = schema.properties;
+    if (isObj(properties))
+      for (const key in properties)
+        if (Object.hasOwn(properties, key)) {
+          sizes.properties++;
+          sizes.chars += key.length;
+        }
     if (Array.isArray(schema.enum)) {
       sizes.enumValues += schema.enum.length;
       for (const v of schema.enum) sizes.chars += valueChars(v);
     }
     if (schema.const !== undefined) sizes.chars += valueChars(schema.const);
-    eachChild(schema, (child, keyword, key) => {
-      if (containers.includes(keyword)) return;
-      trail.push(keyword, key);
-      go(child, trail, here, steps + 1);
-      trail.pop();
-    });
+    trail = on;
+    levels = here;
+    steps = at;
+    eachChild(schema, child);
   };
   go(root, new Trail(''), 0, 0);
   // A definition no $ref reaches still counts, as written.

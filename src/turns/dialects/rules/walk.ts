@@ -78,7 +78,9 @@ export function walk(
 ): void {
   let nodes = 0;
   let stopped = false;
-  const onPath = new Set<unknown>();
+  // The objects open on the current path: a list, since the path is short (a Set's adds and
+  // deletes at every node cost more).
+  const onPath: unknown[] = [];
   const trail = new Trail(rootPath);
   const at: At = () => trail.pointer();
   let level = 0;
@@ -109,10 +111,10 @@ export function walk(
       );
     }
     visit(value, at);
-    if (!isObj(value) || onPath.has(value)) return;
-    onPath.add(value);
+    if (!isObj(value) || onPath.includes(value)) return;
+    onPath.push(value);
     eachChild(value, child);
-    onPath.delete(value);
+    onPath.pop();
   };
   go(root);
 }
@@ -128,10 +130,16 @@ export function typesOf(schema: Obj): string[] {
 /** Whether the schema's `type` is or lists `type` (no list is made: this runs for every node). */
 export function hasType(schema: Obj, type: string, ignoreCase = false): boolean {
   const t = schema.type;
-  if (typeof t === 'string') return (ignoreCase ? t.toLowerCase() : t) === type;
+  if (typeof t === 'string') return sameType(t, type, ignoreCase);
   if (!Array.isArray(t)) return false;
-  for (const v of t) if (typeof v === 'string' && (ignoreCase ? v.toLowerCase() : v) === type) return true;
+  for (const v of t) if (typeof v === 'string' && sameType(v, type, ignoreCase)) return true;
   return false;
+}
+
+/** `written` is `type` (lower case), or with `ignoreCase` is it in any case; lowers only when it must. */
+function sameType(written: string, type: string, ignoreCase: boolean): boolean {
+  if (written === type) return true;
+  return ignoreCase && written.length === type.length && written.toLowerCase() === type;
 }
 
 /** An object or array schema: a level of nesting. */
