@@ -116,8 +116,8 @@ type Walk = (value: JsonValue | undefined, depth: number) => JsonObject;
 /**
  * The node with its subschemas walked one level deeper and its bookkeeping keywords dropped. A
  * node whose subschemas all come back as they are, with nothing to drop, is the node itself:
- * shared, not copied, since no step after this one changes a node it reads (the unit test
- * compiles deep-frozen schemas). The copy is made at the first key that differs.
+ * shared, not copied, since no step after this one changes a node it reads
+ * (test/unit/turns/compile-frozen.test.ts compiles deep-frozen schemas). The copy is made at the first key that differs.
  */
 function normalizeKeys(node: JsonObject, depth: number, walk: Walk): JsonObject {
   let out: JsonObject | null = null;

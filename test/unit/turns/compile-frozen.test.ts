@@ -5,18 +5,14 @@
  * so every later step must only read. Here every hard-case tool and every vendored description's
  * operations are compiled deep-frozen, in every dialect, and must come out as from a thawed copy.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertDescription } from '../../../src/openapi/convert.js';
-import { parseDescription } from '../../../src/openapi/load.js';
 import type { JsonObject } from '../../../src/operations/types.js';
-import { PROJECT_ROOT } from '../../../src/project-root.js';
 import { FINISH_TURN } from '../../../src/turns/declare.js';
 import { compileSchema } from '../../../src/turns/dialects/compile.js';
 import { TOOL_DIALECTS, type ToolDialect } from '../../../src/turns/dialects/dialect.js';
 import { normalizeSchema } from '../../../src/turns/dialects/normalize.js';
 import { HARD_TOOLS } from '../../support/hard-schema-server.js';
+import { vendoredInputSchemas } from '../../support/vendored-schemas.js';
 
 const COMPILED = TOOL_DIALECTS.filter((d): d is Exclude<ToolDialect, 'GENERIC'> => d !== 'GENERIC');
 
@@ -29,15 +25,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 function schemas(): JsonObject[] {
-  const dir = join(PROJECT_ROOT, 'test', 'fixtures', 'openapi');
-  const out: JsonObject[] = [...HARD_TOOLS.map((t) => t.inputSchema), FINISH_TURN.inputSchema];
-  for (const file of readdirSync(dir).filter((f) => /\.(json|ya?ml)$/.test(f))) {
-    const { document } = parseDescription(readFileSync(join(dir, file), 'utf8'), { maxBytes: 64 << 20 });
-    for (const op of convertDescription(document, `https://descriptions.example.com/${file}`, null)
-      .operations)
-      out.push(op.inputSchema);
-  }
-  return out;
+  return [...HARD_TOOLS.map((t) => t.inputSchema), FINISH_TURN.inputSchema, ...vendoredInputSchemas()];
 }
 
 describe('the compiler only reads its input', () => {

@@ -8,18 +8,14 @@
  * OpenAI strict mode runs it cut to the keywords strict mode supports (every other keyword is a
  * violation of its own there): on schemas that use only those, the cut must judge as Ajv does.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { convertDescription } from '../../../src/openapi/convert.js';
-import { parseDescription } from '../../../src/openapi/load.js';
-import { PROJECT_ROOT } from '../../../src/project-root.js';
 import { compileSchema } from '../../../src/turns/dialects/compile.js';
 import { checkDeclaration } from '../../../src/turns/dialects/rules.js';
 import { checkMetaSchema, Report } from '../../../src/turns/dialects/rules/common.js';
 import { OPENAI_STRICT_KEYWORDS } from '../../../src/turns/dialects/rules/openai.js';
 import { HARD_TOOLS } from '../../support/hard-schema-server.js';
+import { vendoredInputSchemas } from '../../support/vendored-schemas.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, logger: false });
 const reference = ajv.getSchema('https://json-schema.org/draft/2020-12/schema')!;
@@ -100,18 +96,6 @@ const GOOD: unknown[] = [
     .filter((s) => reference(s) === true),
 ];
 
-function vendoredSchemas(): unknown[] {
-  const dir = join(PROJECT_ROOT, 'test', 'fixtures', 'openapi');
-  const out: unknown[] = [];
-  for (const file of readdirSync(dir).filter((f) => /\.(json|ya?ml)$/.test(f))) {
-    const { document } = parseDescription(readFileSync(join(dir, file), 'utf8'), { maxBytes: 64 << 20 });
-    for (const op of convertDescription(document, `https://descriptions.example.com/${file}`, null)
-      .operations)
-      out.push(op.inputSchema);
-  }
-  return out;
-}
-
 describe('the bound 2020-12 meta-schema', () => {
   it('refuses every broken schema Ajv refuses, under every applicator', () => {
     for (const schema of BROKEN) {
@@ -129,7 +113,7 @@ describe('the bound 2020-12 meta-schema', () => {
   });
 
   it('agrees with Ajv on every vendored description operation', () => {
-    const schemas = vendoredSchemas();
+    const schemas = vendoredInputSchemas();
     expect(schemas.length).toBeGreaterThan(50);
     for (const schema of schemas) expect(bound(schema)).toBe(reference(schema));
   });
@@ -145,8 +129,8 @@ describe('the bound 2020-12 meta-schema', () => {
 
 describe("the meta-check cut to strict mode's keywords", () => {
   const strictOutputs = (): Record<string, unknown>[] =>
-    [...HARD_TOOLS.map((t) => t.inputSchema), ...(vendoredSchemas() as Record<string, unknown>[])]
-      .map((s) => compileSchema('OPENAI_STRICT', s as Record<string, never>))
+    [...HARD_TOOLS.map((t) => t.inputSchema), ...vendoredInputSchemas()]
+      .map((s) => compileSchema('OPENAI_STRICT', s))
       .flatMap((c) => (c.ok && c.schema !== null ? [c.schema] : []));
 
   it('judges as Ajv does every schema, good or broken, that uses only those keywords', () => {

@@ -180,6 +180,7 @@ const require = createRequire(import.meta.url);
  *   merged object takes exactly what all of them take, checked in one pass instead of eight.
  * Anything else in the files (a later Ajv's copy, say) throws here rather than meaning something
  * else; test/unit/turns/meta-schema.test.ts checks that it judges as Ajv's own meta-schema does.
+ * With `keywords`, the merged `properties` are cut to those (each must be one of them).
  */
 function mergedMetaSchema(keywords: ReadonlySet<string> | null): Obj {
   const load = (file: string): Obj => require(`ajv/dist/refs/json-schema-2020-12/${file}.json`) as Obj;
@@ -259,7 +260,8 @@ function metaValidator(keywords: ReadonlySet<string> | null): ValidateFunction {
  * Reports `schema` unless it is valid JSON Schema 2020-12. With `keywords`, only those keywords'
  * values are judged (the meta-schema's `properties` cut to them; every other key passes): for a
  * checker that reports any other keyword as a violation of its own on every subschema it walks,
- * the verdict is the same at about half the cost (OpenAI strict mode, `openai.ts`).
+ * the verdict is the same at about half the cost (OpenAI strict mode, `openai.ts`). Pass a
+ * module's constant set: one validator is made per set, by identity.
  */
 export function checkMetaSchema(
   schema: unknown,
